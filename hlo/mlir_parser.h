@@ -1,0 +1,47 @@
+// Reads MLIR text (the subset StableHLO programs use) into the syntax tree of
+// mlir_syntax.h. Internal to hlo/; the lowering turns the tree into the IR.
+#pragma once
+
+#include <string_view>
+
+#include "hlo/literal.h"
+#include "hlo/mlir_syntax.h"
+#include "hlo/text_cursor.h"
+
+namespace anvil::hlo::mlir {
+
+class Parser {
+ public:
+  Parser(std::string_view text, const SourceInfo& source) : c_(text, source, /*allow_block_comments=*/false) {}
+
+  StatusOr<ModuleSyntax> ParseModule();
+  // Reads the body of a `dense<...>` attribute (found at `body_pos`) as a
+  // literal of `shape`.
+  StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape);
+  Status ErrorAt(size_t pos, std::string_view message) const { return c_.ErrorAt(pos, message); }
+  std::pair<int, int> LineColumn(size_t pos) const { return c_.LineColumn(pos); }
+
+ private:
+  Status ParseFunction(ModuleSyntax& module);
+  Status ParseRegion(Region& region);
+  Status ParseBlockBody(Block& block);
+  StatusOr<std::unique_ptr<Op>> ParseOp();
+  Status ParseGenericBody(Op& op);
+  Status ParsePrettyBody(Op& op);
+  Status ParsePrettyGroup(Op& op, std::vector<Value>& inits, std::vector<std::string>& bound_names);
+  Status ParseTypeSignature(Op& op);
+  Status ParseTrailingRegions(Op& op);
+  Status ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments);
+  StatusOr<Value> ParseValue();
+  StatusOr<std::string> ParseValueName();
+  StatusOr<Shape> ParseType();
+  StatusOr<Attr> ParseAttr();
+  Status ParseDict(std::vector<std::pair<std::string, Attr>>& entries, char close);
+  StatusOr<std::string> ScanBalanced(char open, char close);
+  Status ParseDenseElements(Literal& literal, int64_t& index, int depth);
+  Status ParseDenseElement(Literal& literal, int64_t index);
+
+  TextCursor c_;
+};
+
+}  // namespace anvil::hlo::mlir

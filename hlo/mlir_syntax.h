@@ -1,0 +1,92 @@
+// The MLIR syntax tree the StableHLO parser reads before lowering: generic
+// operations with operands, attributes, regions and types, whichever form
+// (pretty or generic) the text used. Internal to hlo/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hlo/shape.h"
+
+namespace anvil::hlo::mlir {
+
+struct Attr {
+  enum class Kind { kUnit, kBool, kInt, kFloat, kString, kSymbol, kWord, kArray, kDict, kDense, kOpaque, kType };
+  Kind kind = Kind::kUnit;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  // kString: the string; kSymbol: the name without '@'; kWord: the bare word;
+  // kOpaque: the dialect attribute's name (`stablehlo.gather`, `stablehlo`).
+  std::string s;
+  std::vector<Attr> list;                             // kArray, and array<...> values
+  std::vector<std::pair<std::string, Attr>> entries;  // kDict, and kOpaque bodies of `k = v`
+  std::string raw;                                    // kOpaque: the text inside <...>
+  size_t body_pos = 0;                                // kDense: where the body starts
+  std::optional<Shape> type;                          // `: type` suffix, kType's type
+
+  const Attr* Find(std::string_view key) const {
+    for (const auto& [k, v] : entries) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+struct Value {
+  std::string name;  // `%x`, `%0#1`
+  size_t pos = 0;
+};
+
+struct Op;
+
+struct Block {
+  std::vector<std::pair<std::string, Shape>> arguments;
+  std::vector<std::unique_ptr<Op>> ops;
+};
+
+struct Region {
+  std::vector<Block> blocks;
+  size_t pos = 0;
+};
+
+struct Op {
+  std::string name;                  // `stablehlo.add`, `func.return`, `check.expect_eq`
+  std::vector<std::string> results;  // `%0#0`, `%0#1`, or `%x`
+  std::vector<Value> operands;
+  std::vector<std::pair<std::string, Attr>> attributes;
+  std::vector<Region> regions;
+  std::vector<Shape> operand_types;
+  std::vector<Shape> result_types;
+  // The pretty `: t1, t2` form lists types without saying which are results;
+  // the lowering takes the last ones as the results.
+  bool shorthand_types = false;
+  size_t pos = 0;
+
+  const Attr* FindAttr(std::string_view key) const {
+    for (const auto& [k, v] : attributes) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+struct Function {
+  std::string name;
+  bool is_public = true;
+  std::vector<std::pair<std::string, Shape>> arguments;
+  std::vector<Shape> result_types;
+  Region body;
+  size_t pos = 0;
+};
+
+struct ModuleSyntax {
+  std::string name;
+  std::vector<Function> functions;
+};
+
+}  // namespace anvil::hlo::mlir

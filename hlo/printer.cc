@@ -1,0 +1,72 @@
+#include "hlo/printer.h"
+
+namespace anvil::hlo {
+namespace {
+
+void AppendAttributes(std::string& out, const std::vector<Attribute>& attributes) {
+  for (const Attribute& a : attributes) {
+    out += ", ";
+    out += a.key;
+    out += '=';
+    out += a.value;
+  }
+}
+
+void AppendComputation(std::string& out, const Computation& computation, bool is_entry) {
+  if (is_entry) out += "ENTRY ";
+  out += '%';
+  out += computation.name;
+  out += " (";
+  for (size_t i = 0; i < computation.parameters.size(); ++i) {
+    if (i) out += ", ";
+    out += computation.parameters[i]->name;
+    out += ": ";
+    out += computation.parameters[i]->shape.ToString();
+  }
+  out += ") -> ";
+  out += computation.ResultShape().ToString();
+  out += " {\n";
+  for (const auto& instruction : computation.instructions) {
+    out += "  ";
+    if (instruction.get() == computation.root) out += "ROOT ";
+    out += PrintInstruction(*instruction);
+    out += '\n';
+  }
+  out += '}';
+  AppendAttributes(out, computation.attributes);
+  out += "\n\n";
+}
+
+}  // namespace
+
+std::string PrintInstruction(const Instruction& instruction) {
+  std::string out = "%" + instruction.name + " = " + instruction.shape.ToString() + " ";
+  out += instruction.OpcodeSpelling();
+  out += '(';
+  if (instruction.opcode == Opcode::kConstant && instruction.literal) {
+    out += instruction.literal->ToString();
+  } else if (instruction.opcode == Opcode::kParameter) {
+    out += std::to_string(instruction.parameter_number);
+  } else {
+    for (size_t i = 0; i < instruction.operands.size(); ++i) {
+      if (i) out += ", ";
+      out += '%';
+      out += instruction.operands[i]->name;
+    }
+  }
+  out += ')';
+  AppendAttributes(out, instruction.attributes);
+  return out;
+}
+
+std::string Print(const Module& module) {
+  std::string out = "HloModule " + module.name;
+  AppendAttributes(out, module.attributes);
+  out += "\n\n";
+  for (const auto& computation : module.computations) {
+    AppendComputation(out, *computation, computation.get() == module.entry);
+  }
+  return out;
+}
+
+}  // namespace anvil::hlo

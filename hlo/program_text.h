@@ -1,0 +1,31 @@
+// One entry point for both front doors: parse a program's text in a named
+// format into modules of the one IR.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hlo/ir.h"
+#include "hlo/text_cursor.h"
+
+namespace anvil::hlo {
+
+enum class ProgramFormat { kHloText, kStableHloText };
+
+// "hlo" / "stablehlo" (also "mlir"); nullopt for anything else.
+std::optional<ProgramFormat> ProgramFormatFromName(std::string_view name);
+// From a file name's extension: `.hlo` or `.mlir`.
+std::optional<ProgramFormat> ProgramFormatFromPath(std::string_view path);
+
+// Parses every module in `text` (files may hold several, split by `// -----`).
+StatusOr<std::vector<std::unique_ptr<Module>>> ParseProgramText(std::string_view text, ProgramFormat format,
+                                                                const SourceInfo& source = {});
+
+// Reads and parses a file; the format comes from the extension unless given.
+StatusOr<std::vector<std::unique_ptr<Module>>> ParseProgramFile(const std::string& path,
+                                                                std::optional<ProgramFormat> format = std::nullopt);
+
+}  // namespace anvil::hlo

@@ -1,0 +1,30 @@
+// `anvil`: the command-line tool. Dispatches to one subcommand.
+#include <cstdio>
+#include <cstring>
+
+#include "tools/commands.h"
+
+namespace {
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "usage: anvil <command> [arguments]\n"
+               "\n"
+               "commands:\n"
+               "  parse FILE...   parse, verify and print programs as canonical HLO text\n"
+               "\n"
+               "Run 'anvil <command> --help' for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    PrintUsage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "parse")) return anvil::tools::ParseCommand(argc - 2, argv + 2);
+  std::fprintf(stderr, "anvil: unknown command '%s'\n", argv[1]);
+  PrintUsage(stderr);
+  return 2;
+}

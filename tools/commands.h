@@ -1,0 +1,8 @@
+// The `anvil` tool's subcommands; each takes the arguments after its name.
+#pragma once
+
+namespace anvil::tools {
+
+int ParseCommand(int argc, char** argv);
+
+}  // namespace anvil::tools
