@@ -55,6 +55,8 @@ class HloTextParser {
 
   TextCursor c_;
   int inline_counter_ = 0;
+  // The current computation's instructions by name.
+  std::unordered_map<std::string, Instruction*> names_;
   // Where each instruction's attributes start, for errors found at the end.
   std::unordered_map<Instruction*, size_t> instruction_positions_;
 };
@@ -437,7 +439,7 @@ Status HloTextParser::ParseInstructionBody(Computation& computation, std::vector
     ANVIL_RETURN_IF_ERROR(ParseOperands(computation, pending, p));
   }
   if (!inline_operand) ANVIL_RETURN_IF_ERROR(ParseAttributes(instruction->attributes));
-  if (computation.Find(instruction->name) != nullptr) {
+  if (!names_.emplace(instruction->name, instruction.get()).second) {
     return c_.ErrorAt(at, "instruction name '" + instruction->name + "' is defined twice");
   }
   instruction_positions_[instruction.get()] = at;
@@ -473,6 +475,7 @@ Status HloTextParser::ParseComputation(Module& module, bool* is_entry) {
     if (!result.ok()) return result.status();
   }
   ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
+  names_.clear();
   std::vector<PendingInstruction> pending;
   Instruction* root = nullptr;
   while (!c_.TryConsume("}")) {
@@ -491,7 +494,8 @@ Status HloTextParser::ParseComputation(Module& module, bool* is_entry) {
   // rejects such uses, the parser only needs them to exist.
   for (PendingInstruction& p : pending) {
     for (PendingOperand& o : p.operands) {
-      Instruction* operand = computation->Find(o.name);
+      auto found = names_.find(o.name);
+      Instruction* operand = found == names_.end() ? nullptr : found->second;
       if (!operand) {
         return c_.ErrorAt(o.position, "use of undefined value '%" + o.name + "' in computation " + computation->name);
       }

@@ -240,33 +240,28 @@ std::string Literal::ToString() const {
     return out + ")";
   }
   if (!shape_.IsArray()) return "";
-  const auto& dims = shape_.dims();
-  if (dims.empty()) return ElementToString(0);
+  if (shape_.rank() == 0) return ElementToString(0);
   std::string out;
-  int64_t count = shape_.ElementCount();
-  out.reserve(static_cast<size_t>(count) * 4 + 16);
-  // Walk the row-major index, opening and closing braces as dimensions roll over.
-  std::vector<int64_t> index(dims.size(), 0);
-  const int rank = static_cast<int>(dims.size());
-  for (int d = 0; d < rank; ++d) out += '{';
-  if (count == 0) {
-    for (int d = 0; d < rank; ++d) out += '}';
-    return out;
-  }
-  for (int64_t linear = 0; linear < count; ++linear) {
-    out += ElementToString(linear);
-    int d = rank - 1;
-    while (d >= 0 && ++index[d] == dims[d]) {
-      index[d] = 0;
-      out += '}';
-      --d;
-    }
-    if (d >= 0) {
-      out += ", ";
-      for (int k = d + 1; k < rank; ++k) out += '{';
-    }
-  }
+  out.reserve(static_cast<size_t>(shape_.ElementCount()) * 4 + 16);
+  AppendNested(out, 0, 0);
   return out;
+}
+
+void Literal::AppendNested(std::string& out, int dim, int64_t offset) const {
+  // `{...}` per dimension; an empty dimension prints as `{}`.
+  const auto& dims = shape_.dims();
+  int64_t stride = 1;
+  for (size_t d = static_cast<size_t>(dim) + 1; d < dims.size(); ++d) stride *= dims[d];
+  out += '{';
+  for (int64_t i = 0; i < dims[dim]; ++i) {
+    if (i) out += ", ";
+    if (dim + 1 == static_cast<int>(dims.size())) {
+      out += ElementToString(offset + i);
+    } else {
+      AppendNested(out, dim + 1, offset + i * stride);
+    }
+  }
+  out += '}';
 }
 
 bool Literal::operator==(const Literal& other) const {

@@ -57,6 +57,8 @@ class Literal {
   bool operator==(const Literal& other) const;
 
  private:
+  void AppendNested(std::string& out, int dim, int64_t offset) const;
+
   Shape shape_;
   bool elided_ = false;
   std::vector<uint8_t> data_;

@@ -100,6 +100,7 @@ class Lowering {
                     std::vector<Attribute> attributes = {});
   std::string FreshName(std::string_view prefix);
   std::string FreshComputationName(std::string_view prefix);
+  std::string ComputationName(const std::string& function);
   Instruction* TupleOf(Computation& c, const std::vector<Instruction*>& values);
   Instruction* GetTupleElement(Computation& c, Instruction* tuple, int64_t index);
   // Binds the op's results to `value` (one result) or to its tuple elements.
@@ -161,6 +162,15 @@ std::string Lowering::FreshName(std::string_view prefix) {
   } while (names_.count(name));
   names_.insert(name);
   return name;
+}
+
+std::string Lowering::ComputationName(const std::string& function) {
+  // MLIR symbols may be quoted strings (`@"<lambda>"`); HLO names may not.
+  std::string name;
+  for (char ch : function) name += IsIdentifierChar(ch) && ch != '$' ? ch : '_';
+  if (name.empty() || !IsIdentifierStart(name[0])) name = "f_" + name;
+  if (name == function) return name;
+  return FreshComputationName(name);
 }
 
 std::string Lowering::FreshComputationName(std::string_view prefix) {
@@ -447,7 +457,7 @@ Status Lowering::LowerFunction(const Function& f) {
   in_progress_.insert(f.name);
   auto comp = std::make_unique<Computation>();
   Computation& c = *comp;
-  c.name = f.name;
+  c.name = ComputationName(f.name);
   Scope scope;
   int64_t number = 0;
   for (const auto& [name, type] : f.arguments) {

@@ -1,0 +1,95 @@
+// Every program of the corpora parses, verifies and round-trips through the
+// printer (parse(print(m)) == m), except the files listed with a reason in
+// corpus_exceptions.txt; the test also fails when that list is stale.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "hlo/hlo_parser.h"
+#include "hlo/printer.h"
+#include "hlo/program_text.h"
+#include "hlo/verifier.h"
+
+namespace anvil::hlo {
+namespace {
+
+std::string CorpusDir() { return ANVIL_CORPUS_DIR; }
+
+// corpus-relative path -> the error message the file must produce.
+std::map<std::string, std::string> LoadExceptions() {
+  std::map<std::string, std::string> exceptions;
+  std::ifstream in(ANVIL_CORPUS_EXCEPTIONS);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    exceptions[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  return exceptions;
+}
+
+// Empty when the file parses, verifies and round-trips; else the first error.
+std::string CheckFile(const std::string& path) {
+  auto modules = ParseProgramFile(path);
+  if (!modules.ok()) return modules.status().message();
+  for (const auto& module : *modules) {
+    Status verified = Verify(*module);
+    if (!verified.ok()) return verified.message();
+    std::string printed = Print(*module);
+    auto reparsed = ParseHloModule(printed, SourceInfo{path + " (printed)", 1});
+    if (!reparsed.ok()) return "printed text does not parse: " + reparsed.status().message();
+    Status reverified = Verify(**reparsed);
+    if (!reverified.ok()) return "printed text does not verify: " + reverified.message();
+    std::string difference;
+    if (!Equal(*module, **reparsed, &difference)) return "round trip differs: " + difference;
+    if (Print(**reparsed) != printed) return "printing is not stable";
+  }
+  return "";
+}
+
+class CorpusTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusTest, ParsesVerifiesAndRoundTrips) {
+  const std::string dir = CorpusDir() + "/" + GetParam();
+  const auto exceptions = LoadExceptions();
+  int checked = 0;
+  std::vector<std::string> unexpected, stale, wrong_reason;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::string path = entry.path().string();
+    if (!ProgramFormatFromPath(path)) continue;
+    ++checked;
+    std::string relative = std::filesystem::relative(path, CorpusDir()).string();
+    std::string error = CheckFile(path);
+    auto listed = exceptions.find(relative);
+    if (listed == exceptions.end()) {
+      if (!error.empty()) unexpected.push_back(relative + ": " + error);
+    } else if (error.empty()) {
+      stale.push_back(relative);
+    } else if (error.find(listed->second) == std::string::npos) {
+      wrong_reason.push_back(relative + ": expected '" + listed->second + "', got '" + error + "'");
+    }
+  }
+  EXPECT_GT(checked, 0) << "no programs under " << dir;
+  for (const auto& u : unexpected) ADD_FAILURE() << "fails and is not listed: " << u;
+  for (const auto& s : stale) ADD_FAILURE() << "listed as failing but passes (remove it): " << s;
+  for (const auto& w : wrong_reason) ADD_FAILURE() << "fails for another reason: " << w;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpora, CorpusTest,
+                         ::testing::Values("stablehlo/interpret", "stablehlo/testdata", "xla-hlo"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace anvil::hlo
