@@ -52,6 +52,10 @@ class HloTextParser {
   Status ParseLayout(Shape& shape);
   bool LayoutFollows();
   Status ResolveComputationReferences(Module& module);
+  // Fills `called_computations` from the attributes when every named
+  // computation exists already; false (and `missing` says which) otherwise.
+  bool ResolveCallees(const Module& module, Instruction& instruction, std::string* missing);
+  std::vector<Instruction*> unresolved_;
 
   TextCursor c_;
   int inline_counter_ = 0;
@@ -389,6 +393,14 @@ Status HloTextParser::ParseInstruction(Computation& computation, std::vector<Pen
   ANVIL_ASSIGN_OR_RETURN(instruction->name, ReadName());
   ANVIL_RETURN_IF_ERROR(c_.Expect("="));
   bool infer_shape = !ShapeFollows();
+  if (infer_shape) {
+    // `f33[2]`: a shape with an unknown element type, not a missing shape.
+    size_t save = c_.pos();
+    std::string_view word = c_.ReadIdentifier(false);
+    bool bracket = c_.PeekRaw() == '[';
+    c_.set_pos(save);
+    if (bracket) return c_.Error("unknown element type '" + std::string(word) + "'");
+  }
   if (!infer_shape) {
     ANVIL_ASSIGN_OR_RETURN(instruction->shape, ParseShape());
   }
@@ -501,6 +513,7 @@ Status HloTextParser::ParseComputation(Module& module, bool* is_entry) {
       }
       p.instruction->operands.push_back(operand);
     }
+    if (!ResolveCallees(module, *p.instruction, nullptr)) unresolved_.push_back(p.instruction);
     if (p.infer_shape) {
       // Operands come first in the text, so their shapes are known by now.
       auto shape = InferShape(*p.instruction);
@@ -553,21 +566,29 @@ std::vector<std::string> ComputationNames(std::string_view value) {
   return names;
 }
 
-Status HloTextParser::ResolveComputationReferences(Module& module) {
-  for (auto& computation : module.computations) {
-    for (auto& instruction : computation->instructions) {
-      for (const Attribute& a : instruction->attributes) {
-        if (!IsComputationAttribute(a.key)) continue;
-        for (const std::string& name : ComputationNames(a.value)) {
-          Computation* callee = module.FindComputation(name);
-          if (!callee) {
-            return c_.ErrorAt(instruction_positions_[instruction.get()],
-                              "attribute " + a.key + " of '" + instruction->name + "' names unknown computation '" +
-                                  name + "'");
-          }
-          instruction->called_computations.push_back(callee);
-        }
+bool HloTextParser::ResolveCallees(const Module& module, Instruction& instruction, std::string* missing) {
+  std::vector<Computation*> callees;
+  for (const Attribute& a : instruction.attributes) {
+    if (!IsComputationAttribute(a.key)) continue;
+    for (const std::string& name : ComputationNames(a.value)) {
+      Computation* callee = module.FindComputation(name);
+      if (!callee) {
+        if (missing) *missing = "attribute " + a.key + " of '" + instruction.name + "' names unknown computation '" + name + "'";
+        return false;
       }
+      callees.push_back(callee);
+    }
+  }
+  instruction.called_computations = std::move(callees);
+  return true;
+}
+
+Status HloTextParser::ResolveComputationReferences(Module& module) {
+  // Callees defined after their callers are found here, once all exist.
+  for (Instruction* instruction : unresolved_) {
+    std::string missing;
+    if (!ResolveCallees(module, *instruction, &missing)) {
+      return c_.ErrorAt(instruction_positions_[instruction], missing);
     }
   }
   return OkStatus();

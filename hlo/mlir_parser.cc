@@ -670,6 +670,11 @@ Status Parser::ParsePrettyBody(Op& op) {
         continue;
       }
       if (word == "across") continue;
+      if (word == "return" || word.find('.') != std::string::npos) {
+        // The next op began: this one never gave its types.
+        c_.set_pos(at);
+        return c_.Expected("':' and the types of " + op.name);
+      }
       if (word.empty()) {
         c_.set_pos(at);
         return c_.Expected("an operand, an attribute or ':'");

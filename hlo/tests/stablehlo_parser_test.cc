@@ -1,1 +1,143 @@
+#include "hlo/stablehlo_parser.h"
+
 #include <gtest/gtest.h>
+
+#include "hlo/hlo_parser.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
+
+namespace anvil::hlo {
+namespace {
+
+std::unique_ptr<Module> ParseOne(const std::string& text) {
+  auto modules = ParseStableHloText(text);
+  EXPECT_TRUE(modules.ok()) << modules.status().message();
+  if (!modules.ok()) return nullptr;
+  EXPECT_EQ(modules->size(), 1u);
+  Status verified = Verify(*modules->front());
+  EXPECT_TRUE(verified.ok()) << verified.message();
+  return std::move(modules->front());
+}
+
+TEST(StableHloParser, PrettyAndGenericFormsLowerAlike) {
+  auto pretty = ParseOne(R"(
+func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+})");
+  auto generic = ParseOne(R"(
+func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %0 = "stablehlo.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  "func.return"(%0) : (tensor<3x2xf32>) -> ()
+})");
+  ASSERT_TRUE(pretty && generic);
+  EXPECT_EQ(Print(*pretty), Print(*generic));
+  EXPECT_EQ(pretty->entry->root->opcode, Opcode::kTranspose);
+  EXPECT_EQ(pretty->entry->root->FindAttribute("dimensions")->value, "{1,0}");
+}
+
+TEST(StableHloParser, ReduceWithAppliesAndRegion) {
+  auto m = ParseOne(R"(
+func.func @main(%x: tensor<4x5xi32>) -> (tensor<5xi32>, tensor<4xi32>) {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [0] : (tensor<4x5xi32>, tensor<i32>) -> tensor<5xi32>
+  %1 = "stablehlo.reduce"(%x, %c) ({
+    ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+      %m = stablehlo.maximum %a, %b : tensor<i32>
+      stablehlo.return %m : tensor<i32>
+  }) {dimensions = array<i64: 1>} : (tensor<4x5xi32>, tensor<i32>) -> tensor<4xi32>
+  return %0, %1 : tensor<5xi32>, tensor<4xi32>
+})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->entry->root->opcode, Opcode::kTuple);
+  EXPECT_EQ(m->computations.size(), 3u);  // two reducers and main
+}
+
+TEST(StableHloParser, WhileCapturesOuterValues) {
+  auto m = ParseOne(R"(
+func.func @main() -> tensor<i64> {
+  %init = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %ten = stablehlo.constant dense<10> : tensor<i64>
+  %r = stablehlo.while(%i = %init) : tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %i, %ten : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %n = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %n : tensor<i64>
+  }
+  return %r : tensor<i64>
+})");
+  ASSERT_TRUE(m);
+  const Instruction* gte = m->entry->root;
+  ASSERT_EQ(gte->opcode, Opcode::kGetTupleElement);
+  const Instruction* loop = gte->operands[0];
+  ASSERT_EQ(loop->opcode, Opcode::kWhile);
+  // The loop state carries the counter and both captured constants.
+  EXPECT_EQ(loop->shape.tuple_elements().size(), 3u);
+}
+
+TEST(StableHloParser, ChecksBecomeSideEffectingCustomCalls) {
+  auto m = ParseOne(R"(
+func.func @t() {
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  %b = stablehlo.add %a, %a : tensor<2xi64>
+  check.expect_eq_const %b, dense<[2, 4]> : tensor<2xi64>
+  func.return
+})");
+  ASSERT_TRUE(m);
+  const Instruction* check = nullptr;
+  for (const auto& i : m->entry->instructions) {
+    if (i->opcode == Opcode::kCustomCall) check = i.get();
+  }
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->FindAttribute("custom_call_target")->value, "\"check.expect_eq_const\"");
+  ASSERT_EQ(check->operands.size(), 2u);
+  EXPECT_EQ(check->operands[1]->literal->ToString(), "{2, 4}");
+}
+
+TEST(StableHloParser, DenseForms) {
+  auto m = ParseOne(R"(
+func.func @main() -> (tensor<2xf32>, tensor<2x2xbf16>, tensor<2xcomplex<f32>>, tensor<3xi1>) {
+  %0 = stablehlo.constant dense<[0x7FC00000, -1.5]> : tensor<2xf32>
+  %1 = stablehlo.constant dense<"0x803F0040803F0040"> : tensor<2x2xbf16>
+  %2 = stablehlo.constant dense<[(1.0, 2.0), (3.0, -4.0)]> : tensor<2xcomplex<f32>>
+  %3 = stablehlo.constant dense<true> : tensor<3xi1>
+  return %0, %1, %2, %3 : tensor<2xf32>, tensor<2x2xbf16>, tensor<2xcomplex<f32>>, tensor<3xi1>
+})");
+  ASSERT_TRUE(m);
+  const auto& ops = m->entry->root->operands;
+  EXPECT_EQ(ops[0]->literal->ToString(), "{nan, -1.5}");
+  EXPECT_EQ(ops[1]->literal->ToString(), "{{1, 2}, {1, 2}}");
+  EXPECT_EQ(ops[2]->literal->ToString(), "{(1, 2), (3, -4)}");
+  EXPECT_EQ(ops[3]->literal->ToString(), "{true, true, true}");
+}
+
+TEST(StableHloParser, CallsAndSplitInput) {
+  auto modules = ParseStableHloText(R"(
+func.func private @twice(%x: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.add %x, %x : tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %0 = call @twice(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+// -----
+module @second {
+  func.func @main() -> tensor<i32> {
+    %0 = stablehlo.iota dim = 0 : tensor<i32>
+    return %0 : tensor<i32>
+  }
+}
+)");
+  ASSERT_TRUE(modules.ok()) << modules.status().message();
+  ASSERT_EQ(modules->size(), 2u);
+  EXPECT_EQ((*modules)[0]->entry->name, "main");
+  EXPECT_EQ((*modules)[0]->entry->root->opcode, Opcode::kCall);
+  EXPECT_EQ((*modules)[1]->name, "second");
+}
+
+}  // namespace
+}  // namespace anvil::hlo

@@ -1,0 +1,1 @@
+stablehlo.abs %arg0 : tensor<2xf32>

@@ -1,0 +1,4 @@
+func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.abs %arg0 : (tensor<2xf32>) -> tensor<3xf32>
+  return %arg0 : tensor<2xf32>
+}
