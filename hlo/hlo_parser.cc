@@ -11,6 +11,10 @@
 namespace anvil::hlo {
 namespace {
 
+// Bounds that keep element counts in int64 and constants in memory.
+constexpr int64_t kMaxDimension = int64_t{1} << 40;
+constexpr int64_t kMaxLiteralElements = int64_t{1} << 30;
+
 // An operand or computation reference read before its target may exist.
 struct PendingOperand {
   std::string name;
@@ -162,6 +166,7 @@ StatusOr<Shape> HloTextParser::ParseShape() {
       size_t dim_at = c_.pos();
       ANVIL_ASSIGN_OR_RETURN(int64_t d, c_.ReadInt());
       if (d < 0) return c_.ErrorAt(dim_at, "negative dimension size " + std::to_string(d));
+      if (d > kMaxDimension) return c_.ErrorAt(dim_at, "dimension size " + std::to_string(d) + " is too large");
       dims.push_back(d);
       if (c_.TryConsume("]")) break;
       ANVIL_RETURN_IF_ERROR(c_.Expect(","));
@@ -259,6 +264,10 @@ Status HloTextParser::ParseArrayLiteral(Literal& literal) {
   }
   if (c_.Peek() != '{') {
     // XLA reads a lone scalar as that value in every element.
+    if (count == 0) {
+      Literal scratch(Shape(shape.element_type(), {}));
+      return ParseLiteralElement(c_, scratch, 0);
+    }
     ANVIL_RETURN_IF_ERROR(ParseLiteralElement(c_, literal, 0));
     const int size = Info(shape.element_type()).byte_size;
     auto& data = literal.mutable_data();
@@ -332,6 +341,9 @@ Status HloTextParser::ParseLiteral(Instruction& instruction) {
     return c_.Error("tuple-shaped constants are not supported; build the tuple from array constants");
   }
   if (!shape.IsArray()) return c_.Error("a constant needs an array shape, got " + shape.ToString());
+  if (shape.ElementCount() > kMaxLiteralElements) {
+    return c_.Error("constant of " + shape.ToString() + " is too large to hold in the program text");
+  }
   Literal literal(shape);
   ANVIL_RETURN_IF_ERROR(ParseArrayLiteral(literal));
   instruction.literal = std::move(literal);

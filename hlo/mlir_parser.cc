@@ -95,7 +95,7 @@ StatusOr<Shape> Parser::ParseType() {
         int64_t d = 0;
         while (p < t.size() && std::isdigit(static_cast<unsigned char>(t[p]))) {
           d = d * 10 + (t[p] - '0');
-          if (d > (int64_t{1} << 48)) return c_.ErrorAt(p, "dimension size too large");
+          if (d > (int64_t{1} << 40)) return c_.ErrorAt(p, "dimension size too large");
           ++p;
         }
         if (p >= t.size() || t[p] != 'x') {
@@ -172,7 +172,7 @@ StatusOr<Shape> Parser::ParseType() {
   return c_.Expected("a type");
 }
 
-Status Parser::ParseDict(std::vector<std::pair<std::string, Attr>>& entries, char close) {
+Status Parser::ParseDict(std::vector<NamedAttr>& entries, char close) {
   const std::string close_str(1, close);
   while (!c_.TryConsume(close_str)) {
     c_.SkipBlanks();
@@ -193,7 +193,7 @@ Status Parser::ParseDict(std::vector<std::pair<std::string, Attr>>& entries, cha
         value.type = std::move(type);
       }
     }
-    entries.emplace_back(std::move(key), std::move(value));
+    entries.push_back(NamedAttr{std::move(key), std::move(value)});
     if (c_.TryConsume(close_str)) break;
     ANVIL_RETURN_IF_ERROR(c_.Expect(","));
   }
@@ -355,7 +355,7 @@ Status Parser::ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& a
     ANVIL_ASSIGN_OR_RETURN(Shape type, ParseType());
     if (c_.Peek() == '{') {  // argument attributes
       c_.TryConsume("{");
-      std::vector<std::pair<std::string, Attr>> ignored;
+      std::vector<NamedAttr> ignored;
       ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
     }
     arguments.emplace_back(std::move(name), std::move(type));
@@ -420,7 +420,7 @@ Status Parser::ParseTypeSignature(Op& op) {
             op.result_types.push_back(std::move(t));
             if (c_.Peek() == '{') {  // result attributes
               c_.TryConsume("{");
-              std::vector<std::pair<std::string, Attr>> ignored;
+              std::vector<NamedAttr> ignored;
               ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
             }
             if (c_.TryConsume(")")) break;
@@ -504,7 +504,7 @@ Status Parser::ParsePrettyGroup(Op& op, std::vector<Value>& inits, std::vector<s
       if (key.empty()) return c_.Expected("a value or an attribute");
       ANVIL_RETURN_IF_ERROR(c_.Expect("="));
       ANVIL_ASSIGN_OR_RETURN(Attr value, ParseAttr());
-      op.attributes.emplace_back(std::move(key), std::move(value));
+      op.attributes.push_back(NamedAttr{std::move(key), std::move(value)});
       if (!c_.TryConsume(",") && c_.Peek() != ')') return c_.Expected("',' or ')'");
       continue;
     }
@@ -570,12 +570,12 @@ Status Parser::ParsePrettyBody(Op& op) {
             slice.list.push_back(std::move(bound));
             if (!c_.TryConsume(",")) break;
           }
-          op.attributes.emplace_back("slice", std::move(slice));
+          op.attributes.push_back(NamedAttr{"slice", std::move(slice)});
         } else {
           Attr index;
           index.kind = Attr::Kind::kInt;
           ANVIL_ASSIGN_OR_RETURN(index.i, c_.ReadInt());
-          op.attributes.emplace_back("index", index);
+          op.attributes.push_back(NamedAttr{"index", index});
         }
         c_.set_pos(after);
       }
@@ -587,12 +587,12 @@ Status Parser::ParsePrettyBody(Op& op) {
     }
     if (ch == '@') {
       ANVIL_ASSIGN_OR_RETURN(Attr callee, ParseAttr());
-      op.attributes.emplace_back("callee", std::move(callee));
+      op.attributes.push_back(NamedAttr{"callee", std::move(callee)});
       continue;
     }
     if (ch == '"') {
       ANVIL_ASSIGN_OR_RETURN(Attr name, ParseAttr());
-      op.attributes.emplace_back("name", std::move(name));
+      op.attributes.push_back(NamedAttr{"name", std::move(name)});
       continue;
     }
     if (c_.TryConsume("<{")) {
@@ -617,7 +617,7 @@ Status Parser::ParsePrettyBody(Op& op) {
     }
     if (c_.LookingAt("dense<")) {
       ANVIL_ASSIGN_OR_RETURN(Attr value, ParseAttr());
-      op.attributes.emplace_back("value", std::move(value));
+      op.attributes.push_back(NamedAttr{"value", std::move(value)});
       continue;
     }
     if (IsIdentifierStart(ch)) {
@@ -643,7 +643,7 @@ Status Parser::ParsePrettyBody(Op& op) {
           Attr value;
           value.kind = Attr::Kind::kWord;
           value.s = raw;
-          op.attributes.emplace_back(word, std::move(value));
+          op.attributes.push_back(NamedAttr{word, std::move(value)});
           continue;
         }
         ANVIL_ASSIGN_OR_RETURN(Attr value, ParseAttr());
@@ -658,7 +658,7 @@ Status Parser::ParsePrettyBody(Op& op) {
         } else {
           c_.set_pos(save);
         }
-        op.attributes.emplace_back(word, std::move(value));
+        op.attributes.push_back(NamedAttr{word, std::move(value)});
         continue;
       }
       if (word == "applies") {
@@ -666,7 +666,7 @@ Status Parser::ParsePrettyBody(Op& op) {
         value.kind = Attr::Kind::kWord;
         value.s = std::string(c_.ReadIdentifier(false));
         if (value.s.empty()) return c_.Expected("an op name after 'applies'");
-        op.attributes.emplace_back("applies", std::move(value));
+        op.attributes.push_back(NamedAttr{"applies", std::move(value)});
         continue;
       }
       if (word == "across") continue;
@@ -688,7 +688,7 @@ Status Parser::ParsePrettyBody(Op& op) {
     return c_.Expected("an operand, an attribute or ':'");
   }
   for (Value& init : inits) op.operands.push_back(std::move(init));
-  if (!words.list.empty()) op.attributes.emplace_back("_words", std::move(words));
+  if (!words.list.empty()) op.attributes.push_back(NamedAttr{"_words", std::move(words)});
   if (c_.Peek() == ':') ANVIL_RETURN_IF_ERROR(ParseTypeSignature(op));
   if (!c_.AtLineEnd() && c_.PeekRaw() == '{') {
     // check ops write their options after the type: `: tensor<f64> {tolerance = 0.1 : f64}`.
@@ -800,7 +800,7 @@ Status Parser::ParseFunction(ModuleSyntax& module) {
         f.result_types.push_back(std::move(t));
         if (c_.Peek() == '{') {
           c_.TryConsume("{");
-          std::vector<std::pair<std::string, Attr>> ignored;
+          std::vector<NamedAttr> ignored;
           ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
         }
         if (!c_.TryConsume(",") && c_.Peek() != ')') return c_.Expected("',' or ')'");
@@ -812,7 +812,7 @@ Status Parser::ParseFunction(ModuleSyntax& module) {
   }
   if (c_.TryConsumeWord("attributes")) {
     ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
-    std::vector<std::pair<std::string, Attr>> ignored;
+    std::vector<NamedAttr> ignored;
     ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
   }
   ANVIL_RETURN_IF_ERROR(ParseRegion(f.body));
@@ -830,7 +830,7 @@ StatusOr<ModuleSyntax> Parser::ParseModule() {
     if (c_.TryConsume("@")) module.name = std::string(c_.ReadIdentifier(false));
     if (c_.TryConsumeWord("attributes")) {
       ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
-      std::vector<std::pair<std::string, Attr>> ignored;
+      std::vector<NamedAttr> ignored;
       ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
     }
     ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
@@ -894,6 +894,9 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
   size_t saved = c_.pos();
   c_.set_pos(body_pos);
   if (!shape.IsArray()) return c_.ErrorAt(body_pos, "a dense literal needs a tensor type");
+  if (shape.ElementCount() > (int64_t{1} << 30)) {
+    return c_.ErrorAt(body_pos, "dense literal of " + shape.ToMlirString() + " is too large");
+  }
   Literal literal(shape);
   const int64_t count = literal.element_count();
   const int size = Info(shape.element_type()).byte_size;

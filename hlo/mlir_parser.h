@@ -36,7 +36,7 @@ class Parser {
   StatusOr<std::string> ParseValueName();
   StatusOr<Shape> ParseType();
   StatusOr<Attr> ParseAttr();
-  Status ParseDict(std::vector<std::pair<std::string, Attr>>& entries, char close);
+  Status ParseDict(std::vector<NamedAttr>& entries, char close);
   StatusOr<std::string> ScanBalanced(char open, char close);
   Status ParseDenseElements(Literal& literal, int64_t& index, int depth);
   Status ParseDenseElement(Literal& literal, int64_t index);

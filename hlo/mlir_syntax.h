@@ -14,6 +14,11 @@
 
 namespace anvil::hlo::mlir {
 
+struct Attr;
+// One `key = value` of an attribute dictionary. (A struct, not a std::pair,
+// so Attr can hold a vector of them before it is complete.)
+struct NamedAttr;
+
 struct Attr {
   enum class Kind { kUnit, kBool, kInt, kFloat, kString, kSymbol, kWord, kArray, kDict, kDense, kOpaque, kType };
   Kind kind = Kind::kUnit;
@@ -24,18 +29,25 @@ struct Attr {
   // kOpaque: the dialect attribute's name (`stablehlo.gather`, `stablehlo`).
   std::string s;
   std::vector<Attr> list;                             // kArray, and array<...> values
-  std::vector<std::pair<std::string, Attr>> entries;  // kDict, and kOpaque bodies of `k = v`
+  std::vector<NamedAttr> entries;  // kDict, and kOpaque bodies of `k = v`
   std::string raw;                                    // kOpaque: the text inside <...>
   size_t body_pos = 0;                                // kDense: where the body starts
   std::optional<Shape> type;                          // `: type` suffix, kType's type
 
-  const Attr* Find(std::string_view key) const {
-    for (const auto& [k, v] : entries) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
+  const Attr* Find(std::string_view key) const;
 };
+
+struct NamedAttr {
+  std::string first;
+  Attr second;
+};
+
+inline const Attr* Attr::Find(std::string_view key) const {
+  for (const auto& [k, v] : entries) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
 
 struct Value {
   std::string name;  // `%x`, `%0#1`
@@ -58,7 +70,7 @@ struct Op {
   std::string name;                  // `stablehlo.add`, `func.return`, `check.expect_eq`
   std::vector<std::string> results;  // `%0#0`, `%0#1`, or `%x`
   std::vector<Value> operands;
-  std::vector<std::pair<std::string, Attr>> attributes;
+  std::vector<NamedAttr> attributes;
   std::vector<Region> regions;
   std::vector<Shape> operand_types;
   std::vector<Shape> result_types;

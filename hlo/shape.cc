@@ -1,6 +1,7 @@
 #include "hlo/shape.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace anvil::hlo {
 
@@ -16,8 +17,12 @@ Shape Shape::Tuple(std::vector<Shape> elements) {
 }
 
 int64_t Shape::ElementCount() const {
+  // Saturates rather than overflows, so size checks on hostile input hold.
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_) {
+    if (d != 0 && n > INT64_MAX / d) return INT64_MAX;
+    n *= d;
+  }
   return n;
 }
 
