@@ -1,5 +1,6 @@
 // libFuzzer target for both front doors: any bytes must give a module or a
-// clean error, never a crash, hang or leak. The first byte picks the format.
+// clean error, never a crash, hang or leak. Each input goes through both
+// parsers, so seeds of either format reach both.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -9,14 +10,14 @@
 #include "hlo/verifier.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
   using anvil::hlo::ProgramFormat;
-  ProgramFormat format = (data[0] & 1) ? ProgramFormat::kStableHloText : ProgramFormat::kHloText;
-  std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  auto modules = anvil::hlo::ParseProgramText(text, format);
-  if (!modules.ok()) return 0;
-  for (const auto& module : *modules) {
-    if (anvil::hlo::Verify(*module).ok()) (void)anvil::hlo::Print(*module);
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  for (ProgramFormat format : {ProgramFormat::kHloText, ProgramFormat::kStableHloText}) {
+    auto modules = anvil::hlo::ParseProgramText(text, format);
+    if (!modules.ok()) continue;
+    for (const auto& module : *modules) {
+      if (anvil::hlo::Verify(*module).ok()) (void)anvil::hlo::Print(*module);
+    }
   }
   return 0;
 }

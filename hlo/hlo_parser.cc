@@ -133,6 +133,8 @@ Status HloTextParser::ParseLayout(Shape& shape) {
 }
 
 StatusOr<Shape> HloTextParser::ParseShape() {
+  NestingGuard nesting(c_);
+  ANVIL_RETURN_IF_ERROR(nesting.Check());
   c_.SkipBlanks();
   if (c_.TryConsume("(")) {
     std::vector<Shape> elements;
@@ -422,6 +424,8 @@ Status HloTextParser::ParseInstruction(Computation& computation, std::vector<Pen
 Status HloTextParser::ParseInstructionBody(Computation& computation, std::vector<PendingInstruction>& pending,
                                            std::unique_ptr<Instruction> instruction, size_t at, bool infer_shape,
                                            bool inline_operand) {
+  NestingGuard nesting(c_);
+  ANVIL_RETURN_IF_ERROR(nesting.Check());
   c_.SkipBlanks();
   size_t opcode_at = c_.pos();
   std::string_view opcode_name = c_.ReadIdentifier();

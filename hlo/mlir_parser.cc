@@ -80,6 +80,8 @@ StatusOr<Value> Parser::ParseValue() {
 }
 
 StatusOr<Shape> Parser::ParseType() {
+  NestingGuard nesting(c_);
+  ANVIL_RETURN_IF_ERROR(nesting.Check());
   c_.SkipBlanks();
   size_t at = c_.pos();
   if (c_.TryConsume("tensor<")) {
@@ -201,6 +203,8 @@ Status Parser::ParseDict(std::vector<NamedAttr>& entries, char close) {
 }
 
 StatusOr<Attr> Parser::ParseAttr() {
+  NestingGuard nesting(c_);
+  ANVIL_RETURN_IF_ERROR(nesting.Check());
   c_.SkipBlanks();
   Attr a;
   char ch = c_.PeekRaw();
@@ -346,6 +350,14 @@ StatusOr<Attr> Parser::ParseAttr() {
   return c_.Expected("an attribute value");
 }
 
+Status Parser::SkipLocation() {
+  // `loc(...)` debug locations are not kept.
+  if (!c_.LookingAt("loc(")) return OkStatus();
+  c_.TryConsume("loc(");
+  auto body = ScanBalanced('(', ')');
+  return body.ok() ? OkStatus() : body.status();
+}
+
 Status Parser::ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments) {
   ANVIL_RETURN_IF_ERROR(c_.Expect("("));
   if (c_.TryConsume(")")) return OkStatus();
@@ -358,6 +370,7 @@ Status Parser::ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& a
       std::vector<NamedAttr> ignored;
       ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
     }
+    ANVIL_RETURN_IF_ERROR(SkipLocation());
     arguments.emplace_back(std::move(name), std::move(type));
     if (c_.TryConsume(")")) break;
     ANVIL_RETURN_IF_ERROR(c_.Expect(","));
@@ -375,6 +388,8 @@ Status Parser::ParseBlockBody(Block& block) {
 }
 
 Status Parser::ParseRegion(Region& region) {
+  NestingGuard nesting(c_);
+  ANVIL_RETURN_IF_ERROR(nesting.Check());
   c_.SkipBlanks();
   region.pos = c_.pos();
   ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
@@ -765,12 +780,7 @@ StatusOr<std::unique_ptr<Op>> Parser::ParseOp() {
     if (op->name == "call") op->name = "func.call";
     ANVIL_RETURN_IF_ERROR(ParsePrettyBody(*op));
   }
-  // Location info is not kept.
-  if (c_.LookingAt("loc(")) {
-    c_.TryConsume("loc(");
-    auto body = ScanBalanced('(', ')');
-    if (!body.ok()) return body.status();
-  }
+  ANVIL_RETURN_IF_ERROR(SkipLocation());
   return op;
 }
 
@@ -816,6 +826,7 @@ Status Parser::ParseFunction(ModuleSyntax& module) {
     ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
   }
   ANVIL_RETURN_IF_ERROR(ParseRegion(f.body));
+  ANVIL_RETURN_IF_ERROR(SkipLocation());
   for (const Function& other : module.functions) {
     if (other.name == f.name) return c_.ErrorAt(f.pos, "function @" + f.name + " is defined twice");
   }
@@ -823,9 +834,25 @@ Status Parser::ParseFunction(ModuleSyntax& module) {
   return OkStatus();
 }
 
+Status Parser::SkipAttributeAliases() {
+  // `#loc1 = loc("f.py":3:0)` and other alias definitions: one per line.
+  while (c_.Peek() == '#' || c_.LookingAt("!")) {
+    std::string_view t = c_.text();
+    size_t p = c_.pos();
+    size_t eq = t.find('=', p);
+    size_t eol = t.find('\n', p);
+    if (eq == std::string_view::npos || (eol != std::string_view::npos && eq > eol)) {
+      return c_.Expected("an alias definition (#name = ...)");
+    }
+    c_.set_pos(eol == std::string_view::npos ? t.size() : eol + 1);
+  }
+  return OkStatus();
+}
+
 StatusOr<ModuleSyntax> Parser::ParseModule() {
   ModuleSyntax module;
   bool braced = false;
+  ANVIL_RETURN_IF_ERROR(SkipAttributeAliases());
   if (c_.TryConsumeWord("module")) {
     if (c_.TryConsume("@")) module.name = std::string(c_.ReadIdentifier(false));
     if (c_.TryConsumeWord("attributes")) {
@@ -837,7 +864,12 @@ StatusOr<ModuleSyntax> Parser::ParseModule() {
     braced = true;
   }
   while (true) {
-    if (braced && c_.TryConsume("}")) break;
+    ANVIL_RETURN_IF_ERROR(SkipAttributeAliases());
+    if (braced && c_.TryConsume("}")) {
+      ANVIL_RETURN_IF_ERROR(SkipLocation());
+      ANVIL_RETURN_IF_ERROR(SkipAttributeAliases());
+      break;
+    }
     if (!braced && c_.AtEnd()) break;
     if (c_.AtEnd()) return c_.Expected("'}' to close the module");
     if (c_.TryConsumeWord("func.func")) {
@@ -865,6 +897,8 @@ Status Parser::ParseDenseElement(Literal& literal, int64_t index) {
 }
 
 Status Parser::ParseDenseElements(Literal& literal, int64_t& index, int depth) {
+  NestingGuard nesting(c_);
+  ANVIL_RETURN_IF_ERROR(nesting.Check());
   if (depth > 64) return c_.Error("dense literal nested too deeply");
   if (c_.TryConsume("[")) {
     if (c_.TryConsume("]")) return OkStatus();

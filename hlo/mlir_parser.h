@@ -31,6 +31,8 @@ class Parser {
   Status ParsePrettyGroup(Op& op, std::vector<Value>& inits, std::vector<std::string>& bound_names);
   Status ParseTypeSignature(Op& op);
   Status ParseTrailingRegions(Op& op);
+  Status SkipLocation();
+  Status SkipAttributeAliases();
   Status ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments);
   StatusOr<Value> ParseValue();
   StatusOr<std::string> ParseValueName();

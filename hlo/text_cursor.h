@@ -66,6 +66,27 @@ class TextCursor {
   SourceInfo source_;
   bool block_comments_;
   mutable std::vector<size_t> line_starts_;  // built on the first location asked for
+  int depth_ = 0;
+  friend class NestingGuard;
+};
+
+// Bounds the recursion of the parsers, so hostile input (a thousand nested
+// tuples) gets an error instead of a stack overflow.
+class NestingGuard {
+ public:
+  static constexpr int kMaxDepth = 100;
+  explicit NestingGuard(TextCursor& cursor) : cursor_(cursor) { ++cursor_.depth_; }
+  ~NestingGuard() { --cursor_.depth_; }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+  // An error when nested too deeply, OK otherwise.
+  Status Check() {
+    if (cursor_.depth_ <= kMaxDepth) return OkStatus();
+    return cursor_.Error("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+
+ private:
+  TextCursor& cursor_;
 };
 
 bool IsIdentifierStart(char c);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target with clang and runs it for a short while on the
-# broken-program seeds. Any crash, leak or hang fails the run.
+# broken-program seeds. Any crash, leak, stack overflow or hang fails the run;
+# the fuzzer's log is printed only then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
@@ -10,6 +11,11 @@ cmake --build build-fuzz -j2 --target anvil_parser_fuzzer
 seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT
 cp hlo/tests/broken/*.hlo hlo/tests/broken/*.mlir "$seeds"/
-./build-fuzz/fuzz/anvil_parser_fuzzer -max_total_time="$seconds" -max_len=4096 -timeout=5 \
-  -rss_limit_mb=2048 -artifact_prefix=build-fuzz/ "$seeds"
-echo "fuzz smoke: ${seconds}s without a crash"
+log=build-fuzz/fuzz.log
+if ! ./build-fuzz/fuzz/anvil_parser_fuzzer -max_total_time="$seconds" -max_len=4096 -timeout=5 \
+     -rss_limit_mb=2048 -artifact_prefix=build-fuzz/ "$seeds" >"$log" 2>&1; then
+  tail -n 60 "$log"
+  echo "fuzz smoke: FAILED (input saved under build-fuzz/)"
+  exit 1
+fi
+echo "fuzz smoke: ${seconds}s, $(grep -o 'Done [0-9]* runs' "$log" || echo '? runs'), no crash"

@@ -68,5 +68,19 @@ TEST(BrokenPrograms, EveryPrefixOfAProgramFailsCleanly) {
   }
 }
 
+// Deep nesting gets an error, not a stack overflow.
+TEST(BrokenPrograms, DeepNestingIsRefused) {
+  std::string tuple(5000, '(');
+  auto hlo = ParseProgramText("HloModule m\nENTRY e {\n  p = " + tuple + " parameter(0)\n}\n",
+                              ProgramFormat::kHloText, SourceInfo{"deep.hlo", 1});
+  ASSERT_FALSE(hlo.ok());
+  EXPECT_NE(hlo.status().message().find("nesting deeper than"), std::string::npos) << hlo.status().message();
+  std::string arrays(5000, '[');
+  auto mlir = ParseProgramText("func.func @f() {\n  %0 = stablehlo.constant {a = " + arrays + "} dense<1> : tensor<i32>\n}\n",
+                               ProgramFormat::kStableHloText, SourceInfo{"deep.mlir", 1});
+  ASSERT_FALSE(mlir.ok());
+  EXPECT_NE(mlir.status().message().find("nesting deeper than"), std::string::npos) << mlir.status().message();
+}
+
 }  // namespace
 }  // namespace anvil::hlo

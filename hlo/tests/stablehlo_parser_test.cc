@@ -139,5 +139,69 @@ module @second {
   EXPECT_EQ((*modules)[1]->name, "second");
 }
 
+TEST(StableHloParser, SkipsLocationsAndAliases) {
+  auto m = ParseOne(R"(#loc1 = loc("f.py":3:0)
+#loc2 = loc("add"(#loc1))
+module @jit_f attributes {mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%arg0: tensor<2xf32> {mhlo.sharding = "{replicated}"} loc("x")) -> (tensor<2xf32> {jax.result_info = ""}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32> loc(#loc2)
+    return %0 : tensor<2xf32> loc(#loc1)
+  } loc(#loc1)
+} loc(#loc1)
+)");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->entry->root->opcode, Opcode::kAdd);
+}
+
+TEST(StableHloParser, IfAndCaseBranchesTakeTheirCaptures) {
+  auto m = ParseOne(R"(
+func.func @main(%p: tensor<i1>, %i: tensor<i32>, %x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = "stablehlo.if"(%p) ({
+    %n = stablehlo.negate %x : tensor<f32>
+    stablehlo.return %n : tensor<f32>
+  }, {
+    stablehlo.return %x : tensor<f32>
+  }) : (tensor<i1>) -> tensor<f32>
+  %1 = "stablehlo.case"(%i) ({
+    stablehlo.return %x : tensor<f32>
+  }, {
+    %a = stablehlo.abs %x : tensor<f32>
+    stablehlo.return %a : tensor<f32>
+  }) : (tensor<i32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+})");
+  ASSERT_TRUE(m);
+  const Instruction* cond = m->entry->root->operands[0];
+  ASSERT_EQ(cond->opcode, Opcode::kConditional);
+  EXPECT_EQ(cond->operands.size(), 3u);
+  EXPECT_NE(cond->FindAttribute("true_computation"), nullptr);
+  const Instruction* cases = m->entry->root->operands[1];
+  ASSERT_EQ(cases->opcode, Opcode::kConditional);
+  EXPECT_NE(cases->FindAttribute("branch_computations"), nullptr);
+}
+
+TEST(StableHloParser, ConvolutionDotAndGatherAttributes) {
+  auto m = ParseOne(R"(
+func.func @main(%lhs: tensor<1x8x8x3xf32>, %rhs: tensor<3x3x3x4xf32>, %a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>)
+    -> (tensor<1x4x4x4xf32>, tensor<2x3x5xf32>) {
+  %0 = stablehlo.convolution(%lhs, %rhs)
+    dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+    window = {stride = [2, 2], pad = [[1, 1], [1, 1]], lhs_dilate = [1, 1], rhs_dilate = [1, 1]}
+    {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+    : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x4x4x4xf32>
+  %1 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1],
+    precision = [DEFAULT, HIGHEST] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0, %1 : tensor<1x4x4x4xf32>, tensor<2x3x5xf32>
+})");
+  ASSERT_TRUE(m);
+  const Instruction* conv = m->entry->root->operands[0];
+  EXPECT_EQ(conv->FindAttribute("dim_labels")->value, "b01f_01io->b01f");
+  EXPECT_EQ(conv->FindAttribute("window")->value, "{size=3x3 stride=2x2 pad=1_1x1_1}");
+  const Instruction* dot = m->entry->root->operands[1];
+  EXPECT_EQ(dot->FindAttribute("lhs_batch_dims")->value, "{0}");
+  EXPECT_EQ(dot->FindAttribute("rhs_contracting_dims")->value, "{1}");
+  EXPECT_EQ(dot->FindAttribute("operand_precision")->value, "{default,highest}");
+}
+
 }  // namespace
 }  // namespace anvil::hlo
