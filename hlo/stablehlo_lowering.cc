@@ -213,6 +213,10 @@ Status Lowering::BindResults(const Op& op, Scope& scope, Computation& c, Instruc
     scope.values[op.results[0]] = value;
     return OkStatus();
   }
+  if (!value->shape.IsTuple() || value->shape.tuple_elements().size() != count) {
+    return parser_.ErrorAt(op.pos, op.name + " defines " + std::to_string(count) + " results but produces " +
+                                       value->shape.ToMlirString());
+  }
   for (size_t i = 0; i < count; ++i) scope.values[op.results[i]] = GetTupleElement(c, value, static_cast<int64_t>(i));
   return OkStatus();
 }

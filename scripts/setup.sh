@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
+  libtbb-dev                 # the scheduler's task arenas
+  libboost-dev               # Boost.DLL loads the plugins
 )
 
 missing=()
