@@ -1,0 +1,283 @@
+/* Anvil client ABI: what frameworks call.
+ *
+ * Pure C11. Every function returns `anvil_status*`: NULL on success, else an
+ * error the caller owns and frees with anvil_status_free. Every argument
+ * struct starts with `size_t struct_size` (set it to the matching
+ * ANVIL_*_STRUCT_SIZE); fields are only ever appended, so a caller built
+ * against an older header keeps working.
+ *
+ * Versioning: ANVIL_ABI_MAJOR changes when something is removed or
+ * reordered; ANVIL_ABI_MINOR when something is appended.
+ *
+ * Threading: every function may be called from any thread, concurrently.
+ * See docs/abi.md for every handle's ownership and every event's meaning.
+ */
+#ifndef ANVIL_ANVIL_H_
+#define ANVIL_ANVIL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANVIL_ABI_MAJOR 0
+#define ANVIL_ABI_MINOR 1
+
+#define ANVIL_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
+/* ----------------------------------------------------------------- status */
+
+typedef enum anvil_status_code {
+  ANVIL_OK = 0,
+  ANVIL_CANCELLED = 1,
+  ANVIL_UNKNOWN = 2,
+  ANVIL_INVALID_ARGUMENT = 3,
+  ANVIL_DEADLINE_EXCEEDED = 4,
+  ANVIL_NOT_FOUND = 5,
+  ANVIL_ALREADY_EXISTS = 6,
+  ANVIL_PERMISSION_DENIED = 7,
+  ANVIL_RESOURCE_EXHAUSTED = 8,
+  ANVIL_FAILED_PRECONDITION = 9,
+  ANVIL_ABORTED = 10,
+  ANVIL_OUT_OF_RANGE = 11,
+  ANVIL_UNIMPLEMENTED = 12,
+  ANVIL_INTERNAL = 13,
+  ANVIL_UNAVAILABLE = 14,
+  ANVIL_DATA_LOSS = 15
+} anvil_status_code;
+
+typedef struct anvil_status anvil_status;
+
+/* The code of `status`; ANVIL_OK for NULL. */
+anvil_status_code anvil_status_get_code(const anvil_status* status);
+/* The message, valid until the status is freed; "" for NULL. */
+const char* anvil_status_get_message(const anvil_status* status);
+/* Frees a status; NULL is fine. */
+void anvil_status_free(anvil_status* status);
+
+/* ------------------------------------------------------------ the library */
+
+typedef struct anvil_version {
+  uint32_t major;
+  uint32_t minor;
+} anvil_version;
+
+/* The ABI version libanvil.so implements. */
+anvil_version anvil_get_abi_version(void);
+
+/* --------------------------------------------------------- element types */
+
+typedef enum anvil_element_type {
+  ANVIL_INVALID = 0,
+  ANVIL_PRED = 1,
+  ANVIL_S8 = 4,
+  ANVIL_S16 = 5,
+  ANVIL_S32 = 6,
+  ANVIL_S64 = 7,
+  ANVIL_U8 = 10,
+  ANVIL_U16 = 11,
+  ANVIL_U32 = 12,
+  ANVIL_U64 = 13,
+  ANVIL_BF16 = 25,
+  ANVIL_F16 = 26,
+  ANVIL_F32 = 27,
+  ANVIL_F64 = 28,
+  ANVIL_C64 = 29,
+  ANVIL_C128 = 30
+} anvil_element_type;
+
+/* ---------------------------------------------------------------- handles */
+
+typedef struct anvil_client anvil_client;         /* owns plugins, devices */
+typedef struct anvil_device anvil_device;         /* owned by its client */
+typedef struct anvil_buffer anvil_buffer;         /* caller owns; anvil_buffer_destroy */
+typedef struct anvil_event anvil_event;           /* caller owns; anvil_event_destroy */
+typedef struct anvil_executable anvil_executable; /* caller owns; anvil_executable_destroy */
+
+/* ----------------------------------------------------------------- client */
+
+typedef struct anvil_client_options {
+  size_t struct_size;
+  /* Directories to search for plugins, separated by ':'. NULL: the
+   * ANVIL_PLUGIN_PATH environment variable, then the `anvil/plugins`
+   * directory next to libanvil.so. Needs to live only during the call. */
+  const char* plugin_path;
+  /* Load every plugin found on the search path at creation (non-zero), or
+   * none (zero: load them with anvil_client_load_plugin). */
+  int32_t load_all_plugins;
+  /* Threads for host work (compilation, callbacks, CPU kernels); 0: one per
+   * core. */
+  int32_t num_threads;
+} anvil_client_options;
+#define ANVIL_CLIENT_OPTIONS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_client_options, num_threads)
+
+/* Creates a client. Plugins that fail to load do not fail the call: see
+ * anvil_client_plugin_failure. `options` may be NULL (defaults). */
+anvil_status* anvil_client_create(const anvil_client_options* options, anvil_client** out_client);
+/* Waits for all pending work, then frees the client. Buffers, events and
+ * executables must be destroyed first; NULL is fine. */
+anvil_status* anvil_client_destroy(anvil_client* client);
+
+typedef struct anvil_plugin_load_args {
+  size_t struct_size;
+  /* Either a plugin name (`cpu` finds libanvil_plugin_cpu.so on the search
+   * path) or an explicit path to a shared library. Exactly one is set. */
+  const char* name;
+  const char* path;
+} anvil_plugin_load_args;
+#define ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_plugin_load_args, path)
+
+/* Loads one plugin and adds its devices. NOT_FOUND when no such file;
+ * FAILED_PRECONDITION when the file is no plugin (the message names the file
+ * and the loader's or the version check's reason). */
+anvil_status* anvil_client_load_plugin(anvil_client* client, const anvil_plugin_load_args* args);
+
+/* Plugins loaded, and plugins that failed to load with the reason. Strings
+ * live as long as the client. */
+anvil_status* anvil_client_plugin_count(anvil_client* client, size_t* out_count);
+anvil_status* anvil_client_plugin_info(anvil_client* client, size_t index, const char** out_name,
+                                       const char** out_version, const char** out_path);
+anvil_status* anvil_client_plugin_failure_count(anvil_client* client, size_t* out_count);
+anvil_status* anvil_client_plugin_failure(anvil_client* client, size_t index, const char** out_path,
+                                          const char** out_reason);
+
+/* Devices of every loaded plugin, in load order. Device handles live as long
+ * as the client. */
+anvil_status* anvil_client_device_count(anvil_client* client, size_t* out_count);
+anvil_status* anvil_client_device(anvil_client* client, size_t index, anvil_device** out_device);
+
+typedef struct anvil_device_properties {
+  size_t struct_size;
+  /* Strings live as long as the client. */
+  const char* plugin; /* "cpu" */
+  const char* kind;   /* "cpu", "gpu" */
+  const char* name;   /* "host", "NVIDIA H200" */
+  uint64_t memory_bytes;
+  int32_t index_in_plugin;
+} anvil_device_properties;
+#define ANVIL_DEVICE_PROPERTIES_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_device_properties, index_in_plugin)
+
+/* Fills the fields that fit in `out->struct_size` (set it first). */
+anvil_status* anvil_device_get_properties(anvil_device* device, anvil_device_properties* out);
+
+/* ----------------------------------------------------------------- events */
+
+/* An event completes once, with success or an error, and stays so. */
+anvil_status* anvil_event_is_ready(anvil_event* event, int32_t* out_ready);
+/* Blocks until the event completes; returns its error (a copy), or NULL. */
+anvil_status* anvil_event_await(anvil_event* event);
+/* Calls `callback` once when the event completes (at once, on this thread,
+ * if it already has), on some thread. `error` is NULL on success and is
+ * owned by the callback. The event may be destroyed before it runs. */
+typedef void (*anvil_event_callback)(anvil_status* error, void* user_data);
+anvil_status* anvil_event_on_ready(anvil_event* event, anvil_event_callback callback, void* user_data);
+/* Frees the handle; the completion still happens. NULL is fine. */
+anvil_status* anvil_event_destroy(anvil_event* event);
+
+/* ---------------------------------------------------------------- buffers */
+
+typedef struct anvil_buffer_from_host_args {
+  size_t struct_size;
+  anvil_device* device;
+  /* Dense row-major data; must stay valid and unchanged until
+   * `out_host_done` completes. */
+  const void* data;
+  anvil_element_type element_type;
+  const int64_t* dims; /* needs to live only during the call */
+  size_t num_dims;
+} anvil_buffer_from_host_args;
+#define ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_buffer_from_host_args, num_dims)
+
+/* Starts a copy to the device. `out_buffer` is usable at once (uses wait for
+ * the copy). `out_host_done` (may be NULL: then the call waits) completes
+ * when the caller may reuse `data`. */
+anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_from_host_args* args,
+                                     anvil_buffer** out_buffer, anvil_event** out_host_done);
+
+/* Starts a copy of the buffer's contents into `dst` (dense row-major,
+ * exactly the buffer's byte size), after the buffer is defined. `dst` must
+ * stay valid until `out_done` completes. */
+anvil_status* anvil_buffer_to_host(anvil_buffer* buffer, void* dst, size_t dst_size, anvil_event** out_done);
+
+/* Copies a buffer to another device, of the same plugin or another one
+ * (through host memory). */
+anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* device, anvil_buffer** out_buffer);
+
+/* An event that completes when the buffer's contents are defined (or failed
+ * to be: the error of what was to produce it). Caller owns it. */
+anvil_status* anvil_buffer_ready_event(anvil_buffer* buffer, anvil_event** out_event);
+
+anvil_status* anvil_buffer_element_type(anvil_buffer* buffer, anvil_element_type* out_type);
+/* `*out_dims` lives as long as the buffer. */
+anvil_status* anvil_buffer_dims(anvil_buffer* buffer, const int64_t** out_dims, size_t* out_num_dims);
+anvil_status* anvil_buffer_byte_size(anvil_buffer* buffer, size_t* out_bytes);
+anvil_status* anvil_buffer_device(anvil_buffer* buffer, anvil_device** out_device);
+
+/* Frees the handle. Device memory is released once every execution or copy
+ * already using the buffer has finished. NULL is fine. */
+anvil_status* anvil_buffer_destroy(anvil_buffer* buffer);
+
+/* ------------------------------------------------------------ executables */
+
+typedef struct anvil_compile_args {
+  size_t struct_size;
+  const char* program; /* bytes; need to live only during the call */
+  size_t program_size;
+  const char* format; /* "hlo" (XLA HLO text) or "stablehlo" (MLIR text) */
+  anvil_device* device;
+  const char* options; /* plugin options, may be NULL */
+} anvil_compile_args;
+#define ANVIL_COMPILE_ARGS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_compile_args, options)
+
+/* Parses, verifies and canonicalises the program, then compiles it for the
+ * device. A malformed program gives INVALID_ARGUMENT with FILE:LINE:COL. */
+anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_args* args,
+                                   anvil_executable** out_executable);
+
+/* Parameters and results of the entry computation (tuples flattened). The
+ * dims pointer lives as long as the executable. */
+anvil_status* anvil_executable_parameter_count(anvil_executable* executable, size_t* out_count);
+anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index,
+                                               anvil_element_type* out_type, const int64_t** out_dims,
+                                               size_t* out_num_dims);
+anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t* out_count);
+anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index,
+                                            anvil_element_type* out_type, const int64_t** out_dims,
+                                            size_t* out_num_dims);
+/* The canonical HLO text handed to the plugin; lives as long as the
+ * executable. */
+anvil_status* anvil_executable_canonical_text(anvil_executable* executable, const char** out_text,
+                                              size_t* out_size);
+/* The plugin's serialised form of the executable, for a cache. `*out_bytes`
+ * is freed with anvil_bytes_free. UNIMPLEMENTED when the plugin cannot. */
+anvil_status* anvil_executable_serialize(anvil_executable* executable, char** out_bytes, size_t* out_size);
+void anvil_bytes_free(char* bytes);
+/* Frees the handle; executions already started finish. NULL is fine. */
+anvil_status* anvil_executable_destroy(anvil_executable* executable);
+
+typedef struct anvil_execute_args {
+  size_t struct_size;
+  anvil_buffer* const* inputs; /* one per parameter, on the executable's device */
+  size_t num_inputs;
+  /* NULL, or one flag per input: non-zero donates the input. A donated
+   * buffer's memory may become an output's; any later use of the handle is
+   * FAILED_PRECONDITION (destroying it is still required). */
+  const uint8_t* donate;
+} anvil_execute_args;
+#define ANVIL_EXECUTE_ARGS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_execute_args, donate)
+
+/* Returns at once. `out_outputs` (an array of the executable's result count)
+ * receives new buffers defined when the execution completes; `out_done` (may
+ * be NULL) completes then too. The execution starts once every input is
+ * defined; an input whose definition failed fails it with the same error,
+ * which its outputs then carry. */
+anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil_execute_args* args,
+                                       anvil_buffer** out_outputs, anvil_event** out_done);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ANVIL_ANVIL_H_ */

@@ -1,0 +1,144 @@
+/* Anvil device-plugin ABI: what a plugin shared library exports.
+ *
+ * Pure C11. A plugin exports one symbol, `anvil_plugin_get_api`, returning a
+ * table of functions. The table starts with `struct_size` and the ABI version
+ * the plugin was built against; core refuses another major, and before every
+ * call checks that the entry lies within `struct_size` and is not NULL,
+ * answering UNIMPLEMENTED otherwise. So a plugin built against an older minor
+ * (a shorter table) keeps loading, and optional entries may be NULL.
+ *
+ * Errors: a function returns NULL on success, or an `anvil_plugin_error*`
+ * the plugin allocated; core reads it with `error_code`/`error_message` and
+ * frees it with `error_destroy`.
+ *
+ * Completion: transfers and executions finish asynchronously by calling the
+ * `anvil_plugin_done` callback core passed, exactly once, from any thread,
+ * with NULL or an error (which core then owns).
+ *
+ * Threading: core may call any entry from any thread, concurrently.
+ */
+#ifndef ANVIL_ANVIL_PLUGIN_H_
+#define ANVIL_ANVIL_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANVIL_PLUGIN_ABI_MAJOR 0
+#define ANVIL_PLUGIN_ABI_MINOR 1
+
+#define ANVIL_PLUGIN_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
+typedef struct anvil_plugin_error anvil_plugin_error;         /* plugin-owned until returned */
+typedef struct anvil_plugin_context anvil_plugin_context;     /* one per client */
+typedef struct anvil_plugin_memory anvil_plugin_memory;       /* device memory */
+typedef struct anvil_plugin_executable anvil_plugin_executable;
+
+/* Called once when asynchronous work ends; `error` NULL on success, else
+ * owned by the receiver. */
+typedef void (*anvil_plugin_done)(void* user_data, anvil_plugin_error* error);
+
+/* Core's host thread pool (a oneTBB arena), for plugins that run host work:
+ * `enqueue` runs `fn(arg)` soon on one of core's threads. Lives as long as
+ * the plugin context. */
+typedef struct anvil_plugin_host_executor {
+  size_t struct_size;
+  void* executor;
+  void (*enqueue)(void* executor, void (*fn)(void* arg), void* arg);
+} anvil_plugin_host_executor;
+#define ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)
+
+typedef struct anvil_plugin_device_properties {
+  size_t struct_size;
+  const char* kind; /* lives as long as the context */
+  const char* name; /* lives as long as the context */
+  uint64_t memory_bytes;
+} anvil_plugin_device_properties;
+#define ANVIL_PLUGIN_DEVICE_PROPERTIES_STRUCT_SIZE \
+  ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_device_properties, memory_bytes)
+
+/* An executable's signature, as element type codes (anvil_element_type) and
+ * dims; the plugin fills it at compile and it lives as long as the
+ * executable. */
+typedef struct anvil_plugin_array_shape {
+  int32_t element_type;
+  const int64_t* dims;
+  size_t num_dims;
+} anvil_plugin_array_shape;
+
+typedef struct anvil_plugin_api {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* name;    /* "cpu"; static */
+  const char* version; /* "0.1.0"; static */
+
+  /* --- errors (required) */
+  void (*error_destroy)(anvil_plugin_error* error);
+  int32_t (*error_code)(const anvil_plugin_error* error); /* anvil_status_code */
+  const char* (*error_message)(const anvil_plugin_error* error);
+
+  /* --- lifecycle (required) */
+  anvil_plugin_error* (*context_create)(const anvil_plugin_host_executor* executor,
+                                        anvil_plugin_context** out_context);
+  /* Called after all memory and executables are freed and all work done. */
+  void (*context_destroy)(anvil_plugin_context* context);
+
+  /* --- devices (required) */
+  anvil_plugin_error* (*device_count)(anvil_plugin_context* context, size_t* out_count);
+  /* Fills the fields within `out->struct_size`. */
+  anvil_plugin_error* (*device_properties)(anvil_plugin_context* context, size_t device,
+                                           anvil_plugin_device_properties* out);
+
+  /* --- memory (required) */
+  anvil_plugin_error* (*memory_allocate)(anvil_plugin_context* context, size_t device, size_t bytes,
+                                         anvil_plugin_memory** out_memory);
+  void (*memory_free)(anvil_plugin_context* context, anvil_plugin_memory* memory);
+  /* `src`/`dst` stay valid until `done` is called. */
+  anvil_plugin_error* (*memory_copy_from_host)(anvil_plugin_context* context, anvil_plugin_memory* memory,
+                                               const void* src, size_t bytes, anvil_plugin_done done,
+                                               void* user_data);
+  anvil_plugin_error* (*memory_copy_to_host)(anvil_plugin_context* context, anvil_plugin_memory* memory,
+                                             void* dst, size_t bytes, anvil_plugin_done done, void* user_data);
+
+  /* --- programs (required) */
+  /* `hlo_text` is canonical XLA HLO text (see docs/abi.md): one entry
+   * computation whose parameters and root are arrays or a tuple of arrays. */
+  anvil_plugin_error* (*executable_compile)(anvil_plugin_context* context, size_t device, const char* hlo_text,
+                                            size_t hlo_size, const char* options,
+                                            anvil_plugin_executable** out_executable);
+  void (*executable_destroy)(anvil_plugin_context* context, anvil_plugin_executable* executable);
+  /* Starts an execution. `inputs` are defined; the plugin allocates (or, for
+   * an input whose `donated` flag is set, may reuse) the memory of each
+   * output and stores it in `outputs` before returning. The memory of a
+   * donated input belongs to the plugin from this call on: it becomes an
+   * output or the plugin frees it. `done` runs when the outputs are defined. */
+  anvil_plugin_error* (*executable_execute)(anvil_plugin_context* context, anvil_plugin_executable* executable,
+                                            anvil_plugin_memory* const* inputs, const uint8_t* donated,
+                                            size_t num_inputs, anvil_plugin_memory** outputs,
+                                            size_t num_outputs, anvil_plugin_done done, void* user_data);
+
+  /* --- optional (may be NULL) */
+  /* Serialise an executable so core can cache it; the bytes are freed with
+   * `serialized_free`. */
+  anvil_plugin_error* (*executable_serialize)(anvil_plugin_context* context, anvil_plugin_executable* executable,
+                                              void** out_bytes, size_t* out_size);
+  void (*serialized_free)(void* bytes);
+  anvil_plugin_error* (*executable_deserialize)(anvil_plugin_context* context, size_t device, const void* bytes,
+                                                size_t size, anvil_plugin_executable** out_executable);
+} anvil_plugin_api;
+#define ANVIL_PLUGIN_API_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_api, executable_deserialize)
+
+/* The one symbol a plugin exports. */
+#define ANVIL_PLUGIN_GET_API_SYMBOL "anvil_plugin_get_api"
+typedef const anvil_plugin_api* (*anvil_plugin_get_api_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ANVIL_ANVIL_PLUGIN_H_ */

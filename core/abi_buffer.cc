@@ -1,0 +1,236 @@
+// Events and buffers of anvil.h.
+#include <cstring>
+
+#include "core/abi_util.h"
+#include "core/element_types.h"
+#include "core/runtime.h"
+
+using anvil::core::BufferState;
+using anvil::core::DeviceMemory;
+using anvil::core::Event;
+using anvil::core::Guard;
+using anvil::core::Invalid;
+using anvil::core::MakeError;
+using anvil::core::Status;
+using anvil::core::StatusCode;
+using anvil::core::ToAbi;
+
+namespace {
+
+anvil_event* NewEvent(std::shared_ptr<Event> e) { return new anvil_event{std::move(e)}; }
+
+// FAILED_PRECONDITION for a buffer whose memory was donated away.
+anvil_status* CheckUsable(const char* function, BufferState& state) {
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.donated) {
+    return ToAbi(MakeError(StatusCode::kFailedPrecondition,
+                           std::string(function) + ": the buffer was donated to an execution and may not be used again"));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+anvil_status* anvil_event_is_ready(anvil_event* event, int32_t* out_ready) {
+  ANVIL_CHECK_NOT_NULL("anvil_event_is_ready", event);
+  ANVIL_CHECK_NOT_NULL("anvil_event_is_ready", out_ready);
+  *out_ready = event->event->IsReady() ? 1 : 0;
+  return nullptr;
+}
+
+anvil_status* anvil_event_await(anvil_event* event) {
+  ANVIL_CHECK_NOT_NULL("anvil_event_await", event);
+  return ToAbi(event->event->Await());
+}
+
+anvil_status* anvil_event_on_ready(anvil_event* event, anvil_event_callback callback, void* user_data) {
+  ANVIL_CHECK_NOT_NULL("anvil_event_on_ready", event);
+  ANVIL_CHECK_NOT_NULL("anvil_event_on_ready", callback);
+  return Guard("anvil_event_on_ready", [&]() -> anvil_status* {
+    event->event->OnReady([callback, user_data](const Status& s) { callback(ToAbi(s), user_data); });
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_event_destroy(anvil_event* event) {
+  delete event;
+  return nullptr;
+}
+
+anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_from_host_args* args,
+                                     anvil_buffer** out_buffer, anvil_event** out_host_done) {
+  return Guard("anvil_buffer_from_host", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_from_host", client);
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_from_host", out_buffer);
+    ANVIL_CHECK_ARGS("anvil_buffer_from_host", args, ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE);
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_from_host", args->device);
+    if (args->device->client != client) return Invalid("anvil_buffer_from_host: the device belongs to another client");
+    anvil::hlo::ElementType type = anvil::core::FromAbi(args->element_type);
+    if (type == anvil::hlo::ElementType::kInvalid) {
+      return Invalid("anvil_buffer_from_host: unknown element type " + std::to_string(args->element_type));
+    }
+    if (args->num_dims > 0 && !args->dims) return Invalid("anvil_buffer_from_host: dims is NULL");
+    std::vector<int64_t> dims(args->dims, args->dims + args->num_dims);
+    for (int64_t d : dims) {
+      if (d < 0) return Invalid("anvil_buffer_from_host: negative dimension " + std::to_string(d));
+    }
+    auto state = std::make_shared<BufferState>();
+    state->device = args->device;
+    state->shape = anvil::hlo::Shape(type, dims);
+    state->bytes = anvil::core::ByteSize(state->shape);
+    if (state->bytes > 0 && !args->data) return Invalid("anvil_buffer_from_host: data is NULL");
+    anvil::core::Plugin* plugin = args->device->plugin;
+    auto memory = plugin->Allocate(args->device->index_in_plugin, state->bytes);
+    if (!memory.ok()) return ToAbi(memory.status());
+    state->memory = std::make_shared<DeviceMemory>(plugin, *memory);
+    state->defined = Event::Create();
+    client->work.Start();
+    plugin->CopyFromHost(*memory, args->data, state->bytes, [state, client](Status s) {
+      state->defined->Set(std::move(s));
+      client->work.Finish();
+    });
+    *out_buffer = new anvil_buffer{state};
+    if (out_host_done) {
+      *out_host_done = NewEvent(state->defined);
+      return nullptr;
+    }
+    Status copied = state->defined->Await();
+    if (!copied.ok()) {
+      delete *out_buffer;
+      *out_buffer = nullptr;
+      return ToAbi(copied);
+    }
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_buffer_to_host(anvil_buffer* buffer, void* dst, size_t dst_size, anvil_event** out_done) {
+  return Guard("anvil_buffer_to_host", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_to_host", buffer);
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_to_host", out_done);
+    std::shared_ptr<BufferState> state = buffer->state;
+    if (anvil_status* bad = CheckUsable("anvil_buffer_to_host", *state)) return bad;
+    if (dst_size != state->bytes) {
+      return Invalid("anvil_buffer_to_host: dst_size is " + std::to_string(dst_size) + " but the buffer " +
+                     state->shape.ToString(false) + " holds " + std::to_string(state->bytes) + " bytes");
+    }
+    if (!dst && state->bytes > 0) return Invalid("anvil_buffer_to_host: dst is NULL");
+    auto done = Event::Create();
+    anvil_client* client = state->device->client;
+    client->work.Start();
+    state->defined->OnReady([state, dst, done, client](const Status& defined) {
+      if (!defined.ok()) {
+        done->Set(defined);
+        client->work.Finish();
+        return;
+      }
+      std::shared_ptr<DeviceMemory> memory = state->Memory();
+      if (!memory) {
+        done->Set(MakeError(StatusCode::kFailedPrecondition, "anvil_buffer_to_host: the buffer was donated"));
+        client->work.Finish();
+        return;
+      }
+      memory->plugin->CopyToHost(memory->memory, dst, state->bytes, [memory, done, client](Status s) {
+        done->Set(std::move(s));
+        client->work.Finish();
+      });
+    });
+    *out_done = NewEvent(done);
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* device, anvil_buffer** out_buffer) {
+  return Guard("anvil_buffer_copy_to_device", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_copy_to_device", buffer);
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_copy_to_device", device);
+    ANVIL_CHECK_NOT_NULL("anvil_buffer_copy_to_device", out_buffer);
+    std::shared_ptr<BufferState> source = buffer->state;
+    if (anvil_status* bad = CheckUsable("anvil_buffer_copy_to_device", *source)) return bad;
+    if (device->client != source->device->client) {
+      return Invalid("anvil_buffer_copy_to_device: the device belongs to another client");
+    }
+    auto target = std::make_shared<BufferState>();
+    target->device = device;
+    target->shape = source->shape;
+    target->bytes = source->bytes;
+    target->defined = Event::Create();
+    anvil_client* client = device->client;
+    client->work.Start();
+    auto finish = [target, client](Status s) {
+      target->defined->Set(std::move(s));
+      client->work.Finish();
+    };
+    // Through host memory: the plugin ABI has no device-to-device copy, and
+    // the two devices may belong to different plugins.
+    source->defined->OnReady([source, target, finish](const Status& defined) {
+      if (!defined.ok()) return finish(defined);
+      std::shared_ptr<DeviceMemory> from = source->Memory();
+      if (!from) return finish(MakeError(StatusCode::kFailedPrecondition, "the source buffer was donated"));
+      auto staging = std::make_shared<std::vector<char>>(source->bytes);
+      from->plugin->CopyToHost(from->memory, staging->data(), staging->size(),
+                               [from, staging, target, finish](Status read) {
+        if (!read.ok()) return finish(read);
+        anvil::core::Plugin* plugin = target->device->plugin;
+        auto memory = plugin->Allocate(target->device->index_in_plugin, target->bytes);
+        if (!memory.ok()) return finish(memory.status());
+        auto owned = std::make_shared<DeviceMemory>(plugin, *memory);
+        {
+          std::lock_guard<std::mutex> lock(target->mu);
+          target->memory = owned;
+        }
+        plugin->CopyFromHost(*memory, staging->data(), staging->size(),
+                             [staging, finish](Status written) { finish(written); });
+      });
+    });
+    *out_buffer = new anvil_buffer{target};
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_buffer_ready_event(anvil_buffer* buffer, anvil_event** out_event) {
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_ready_event", buffer);
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_ready_event", out_event);
+  *out_event = NewEvent(buffer->state->defined);
+  return nullptr;
+}
+
+anvil_status* anvil_buffer_element_type(anvil_buffer* buffer, anvil_element_type* out_type) {
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_element_type", buffer);
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_element_type", out_type);
+  *out_type = anvil::core::ToAbi(buffer->state->shape.element_type());
+  return nullptr;
+}
+
+anvil_status* anvil_buffer_dims(anvil_buffer* buffer, const int64_t** out_dims, size_t* out_num_dims) {
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_dims", buffer);
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_dims", out_dims);
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_dims", out_num_dims);
+  *out_dims = buffer->state->shape.dims().data();
+  *out_num_dims = buffer->state->shape.dims().size();
+  return nullptr;
+}
+
+anvil_status* anvil_buffer_byte_size(anvil_buffer* buffer, size_t* out_bytes) {
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_byte_size", buffer);
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_byte_size", out_bytes);
+  *out_bytes = buffer->state->bytes;
+  return nullptr;
+}
+
+anvil_status* anvil_buffer_device(anvil_buffer* buffer, anvil_device** out_device) {
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_device", buffer);
+  ANVIL_CHECK_NOT_NULL("anvil_buffer_device", out_device);
+  *out_device = buffer->state->device;
+  return nullptr;
+}
+
+anvil_status* anvil_buffer_destroy(anvil_buffer* buffer) {
+  // Pending uses hold their own references to the memory.
+  delete buffer;
+  return nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,258 @@
+// The client part of anvil.h: status, version, client, plugins, devices.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include "core/abi_util.h"
+#include "core/runtime.h"
+
+using anvil::core::Guard;
+using anvil::core::Invalid;
+using anvil::core::MakeError;
+using anvil::core::Plugin;
+using anvil::core::StatusCode;
+using anvil::core::ToAbi;
+
+namespace {
+
+constexpr char kPluginPrefix[] = "libanvil_plugin_";
+constexpr char kPluginSuffix[] = ".so";
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> dirs;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    if (end > start) dirs.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return dirs;
+}
+
+// The search path: explicit, else ANVIL_PLUGIN_PATH, then the directory
+// `anvil_plugins` beside libanvil.so.
+std::vector<std::string> SearchPath(const char* explicit_path) {
+  if (explicit_path) return SplitPath(explicit_path);
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("ANVIL_PLUGIN_PATH")) dirs = SplitPath(env);
+  boost::dll::fs::error_code error;
+  auto self = boost::dll::this_line_location(error);
+  if (!error) dirs.push_back((self.parent_path() / "anvil_plugins").string());
+  return dirs;
+}
+
+void EnqueueOnArena(void* executor, void (*fn)(void*), void* arg) {
+  static_cast<anvil_client*>(executor)->Run([fn, arg] { fn(arg); });
+}
+
+// Loads the plugin at `path` and adds its devices. Failures are returned,
+// not recorded.
+anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
+  ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<Plugin> plugin, Plugin::Load(path, client->executor));
+  ANVIL_ASSIGN_OR_RETURN(size_t count, plugin->DeviceCount());
+  std::vector<std::unique_ptr<anvil_device>> devices;
+  for (size_t i = 0; i < count; ++i) {
+    ANVIL_ASSIGN_OR_RETURN(anvil_plugin_device_properties p, plugin->DeviceProperties(i));
+    devices.push_back(std::make_unique<anvil_device>(
+        anvil_device{client, plugin.get(), i, plugin->name(), p.kind, p.name, p.memory_bytes}));
+  }
+  std::lock_guard<std::mutex> lock(client->mu);
+  for (const auto& existing : client->plugins) {
+    if (existing->name() == plugin->name()) {
+      return MakeError(StatusCode::kAlreadyExists, path + ": a plugin named '" + plugin->name() +
+                                                       "' is already loaded from " + existing->path());
+    }
+  }
+  client->plugins.push_back(std::move(plugin));
+  for (auto& d : devices) client->devices.push_back(std::move(d));
+  return anvil::hlo::OkStatus();
+}
+
+}  // namespace
+
+void anvil_client::Run(std::function<void()> fn) {
+  work.Start();
+  arena->enqueue([this, fn = std::move(fn)] {
+    fn();
+    work.Finish();
+  });
+}
+
+extern "C" {
+
+anvil_status_code anvil_status_get_code(const anvil_status* status) { return status ? status->code : ANVIL_OK; }
+
+const char* anvil_status_get_message(const anvil_status* status) { return status ? status->message.c_str() : ""; }
+
+void anvil_status_free(anvil_status* status) { delete status; }
+
+anvil_version anvil_get_abi_version(void) { return anvil_version{ANVIL_ABI_MAJOR, ANVIL_ABI_MINOR}; }
+
+anvil_status* anvil_client_create(const anvil_client_options* options, anvil_client** out_client) {
+  return Guard("anvil_client_create", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_client_create", out_client);
+    *out_client = nullptr;
+    if (options) ANVIL_CHECK_ARGS("anvil_client_create", options, ANVIL_CLIENT_OPTIONS_STRUCT_SIZE);
+    auto client = std::make_unique<anvil_client>();
+    int threads = options && options->num_threads > 0 ? options->num_threads : oneapi::tbb::task_arena::automatic;
+    client->arena = std::make_unique<oneapi::tbb::task_arena>(threads);
+    client->arena->initialize();
+    client->executor.struct_size = ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE;
+    client->executor.executor = client.get();
+    client->executor.enqueue = &EnqueueOnArena;
+    client->search_path = SearchPath(options ? options->plugin_path : nullptr);
+    bool load_all = !options || options->load_all_plugins;
+    if (load_all) {
+      for (const std::string& dir : client->search_path) {
+        std::error_code error;
+        std::vector<std::string> found;
+        for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+          std::string file = entry.path().filename().string();
+          if (file.rfind(kPluginPrefix, 0) == 0 && file.size() > sizeof(kPluginSuffix) &&
+              file.compare(file.size() - 3, 3, kPluginSuffix) == 0) {
+            found.push_back(entry.path().string());
+          }
+        }
+        std::sort(found.begin(), found.end());
+        for (const std::string& path : found) {
+          anvil::hlo::Status loaded = AddPlugin(client.get(), path);
+          if (!loaded.ok()) client->failures.emplace_back(path, loaded.message());
+        }
+      }
+    }
+    *out_client = client.release();
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_client_destroy(anvil_client* client) {
+  return Guard("anvil_client_destroy", [&]() -> anvil_status* {
+    if (!client) return nullptr;
+    client->work.WaitIdle();
+    client->arena->terminate();
+    client->devices.clear();
+    client->plugins.clear();
+    delete client;
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_client_load_plugin(anvil_client* client, const anvil_plugin_load_args* args) {
+  return Guard("anvil_client_load_plugin", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_client_load_plugin", client);
+    ANVIL_CHECK_ARGS("anvil_client_load_plugin", args, ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE);
+    if ((args->name == nullptr) == (args->path == nullptr)) {
+      return Invalid("anvil_client_load_plugin: set exactly one of name and path");
+    }
+    std::string path;
+    if (args->path) {
+      path = args->path;
+      if (!std::filesystem::exists(path)) {
+        return ToAbi(MakeError(StatusCode::kNotFound, path + ": no such plugin file"));
+      }
+    } else {
+      std::string file = std::string(kPluginPrefix) + args->name + kPluginSuffix;
+      std::string searched;
+      for (const std::string& dir : client->search_path) {
+        std::string candidate = dir + "/" + file;
+        if (std::filesystem::exists(candidate)) {
+          path = candidate;
+          break;
+        }
+        searched += (searched.empty() ? "" : ":") + dir;
+      }
+      if (path.empty()) {
+        return ToAbi(MakeError(StatusCode::kNotFound, "no plugin '" + std::string(args->name) + "': " + file +
+                                                          " is not in the search path (" + searched +
+                                                          "); set ANVIL_PLUGIN_PATH or pass a path"));
+      }
+    }
+    return ToAbi(AddPlugin(client, path));
+  });
+}
+
+anvil_status* anvil_client_plugin_count(anvil_client* client, size_t* out_count) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_count", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_count", out_count);
+  std::lock_guard<std::mutex> lock(client->mu);
+  *out_count = client->plugins.size();
+  return nullptr;
+}
+
+anvil_status* anvil_client_plugin_info(anvil_client* client, size_t index, const char** out_name,
+                                       const char** out_version, const char** out_path) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_info", client);
+  std::lock_guard<std::mutex> lock(client->mu);
+  if (index >= client->plugins.size()) {
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "plugin index " + std::to_string(index) + " out of range"));
+  }
+  const Plugin& p = *client->plugins[index];
+  if (out_name) *out_name = p.name().c_str();
+  if (out_version) *out_version = p.version().c_str();
+  if (out_path) *out_path = p.path().c_str();
+  return nullptr;
+}
+
+anvil_status* anvil_client_plugin_failure_count(anvil_client* client, size_t* out_count) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure_count", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure_count", out_count);
+  std::lock_guard<std::mutex> lock(client->mu);
+  *out_count = client->failures.size();
+  return nullptr;
+}
+
+anvil_status* anvil_client_plugin_failure(anvil_client* client, size_t index, const char** out_path,
+                                          const char** out_reason) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure", client);
+  std::lock_guard<std::mutex> lock(client->mu);
+  if (index >= client->failures.size()) {
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "failure index " + std::to_string(index) + " out of range"));
+  }
+  if (out_path) *out_path = client->failures[index].first.c_str();
+  if (out_reason) *out_reason = client->failures[index].second.c_str();
+  return nullptr;
+}
+
+anvil_status* anvil_client_device_count(anvil_client* client, size_t* out_count) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_device_count", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_device_count", out_count);
+  std::lock_guard<std::mutex> lock(client->mu);
+  *out_count = client->devices.size();
+  return nullptr;
+}
+
+anvil_status* anvil_client_device(anvil_client* client, size_t index, anvil_device** out_device) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_device", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_device", out_device);
+  std::lock_guard<std::mutex> lock(client->mu);
+  if (index >= client->devices.size()) {
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "device index " + std::to_string(index) + " out of range (" +
+                                                        std::to_string(client->devices.size()) + " devices)"));
+  }
+  *out_device = client->devices[index].get();
+  return nullptr;
+}
+
+anvil_status* anvil_device_get_properties(anvil_device* device, anvil_device_properties* out) {
+  ANVIL_CHECK_NOT_NULL("anvil_device_get_properties", device);
+  ANVIL_CHECK_NOT_NULL("anvil_device_get_properties", out);
+  if (out->struct_size < offsetof(anvil_device_properties, plugin) + sizeof(out->plugin)) {
+    return Invalid("anvil_device_get_properties: struct_size " + std::to_string(out->struct_size) + " holds no field");
+  }
+  // Fill what the caller's struct has room for (it may predate later fields).
+  anvil_device_properties full{};
+  full.struct_size = out->struct_size < sizeof(full) ? out->struct_size : sizeof(full);
+  full.plugin = device->plugin_name.c_str();
+  full.kind = device->kind.c_str();
+  full.name = device->name.c_str();
+  full.memory_bytes = device->memory_bytes;
+  full.index_in_plugin = static_cast<int32_t>(device->index_in_plugin);
+  std::memcpy(out, &full, full.struct_size);
+  return nullptr;
+}
+
+}  // extern "C"

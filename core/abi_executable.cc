@@ -1,0 +1,308 @@
+// Compilation and execution of anvil.h.
+#include <cstring>
+
+#include "core/abi_util.h"
+#include "core/element_types.h"
+#include "core/runtime.h"
+#include "hlo/canonicalize.h"
+#include "hlo/printer.h"
+#include "hlo/program_text.h"
+#include "hlo/verifier.h"
+
+using anvil::core::BufferState;
+using anvil::core::DeviceMemory;
+using anvil::core::Event;
+using anvil::core::ExecutableState;
+using anvil::core::Guard;
+using anvil::core::Invalid;
+using anvil::core::MakeError;
+using anvil::core::Status;
+using anvil::core::StatusCode;
+using anvil::core::ToAbi;
+
+namespace {
+
+// Parses, verifies and canonicalises a program into the text plugins read.
+anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const anvil_compile_args& args) {
+  auto format = anvil::hlo::ProgramFormatFromName(args.format ? args.format : "");
+  if (!format) {
+    return MakeError(StatusCode::kInvalidArgument, "unknown program format '" +
+                                                       std::string(args.format ? args.format : "(null)") +
+                                                       "' (expected hlo or stablehlo)");
+  }
+  std::string_view text(args.program, args.program_size);
+  ANVIL_ASSIGN_OR_RETURN(auto modules, anvil::hlo::ParseProgramText(text, *format, {"program", 1}));
+  if (modules.size() != 1) {
+    return MakeError(StatusCode::kInvalidArgument,
+                     "the program holds " + std::to_string(modules.size()) + " modules; compile one at a time");
+  }
+  std::unique_ptr<anvil::hlo::Module> module = std::move(modules[0]);
+  ANVIL_RETURN_IF_ERROR(anvil::hlo::Verify(*module));
+  ANVIL_RETURN_IF_ERROR(anvil::hlo::Canonicalize(*module));
+  return module;
+}
+
+anvil_status* ShapeAt(const std::vector<anvil::hlo::Shape>& shapes, size_t index, const char* what,
+                      anvil_element_type* out_type, const int64_t** out_dims, size_t* out_num_dims) {
+  if (index >= shapes.size()) {
+    return ToAbi(MakeError(StatusCode::kOutOfRange, std::string(what) + " index " + std::to_string(index) +
+                                                        " out of range (" + std::to_string(shapes.size()) + ")"));
+  }
+  if (out_type) *out_type = anvil::core::ToAbi(shapes[index].element_type());
+  if (out_dims) *out_dims = shapes[index].dims().data();
+  if (out_num_dims) *out_num_dims = shapes[index].dims().size();
+  return nullptr;
+}
+
+// Everything an execution carries from its start to its completion.
+struct Execution {
+  std::shared_ptr<ExecutableState> executable;
+  std::vector<std::shared_ptr<BufferState>> inputs;
+  std::vector<uint8_t> donate;
+  std::vector<std::shared_ptr<BufferState>> outputs;
+  std::shared_ptr<Event> done;
+
+  void Fail(const Status& error) {
+    for (auto& o : outputs) o->defined->Set(error);
+    done->Set(error);
+  }
+};
+
+// Runs on the client's arena once every input is defined.
+void Run(const std::shared_ptr<Execution>& e) {
+  anvil::core::Plugin* plugin = e->executable->device->plugin;
+  std::vector<std::shared_ptr<DeviceMemory>> held;
+  std::vector<anvil_plugin_memory*> inputs;
+  std::vector<uint8_t> donated(e->inputs.size(), 0);
+  for (size_t i = 0; i < e->inputs.size(); ++i) {
+    BufferState& in = *e->inputs[i];
+    std::shared_ptr<DeviceMemory> memory;
+    {
+      std::lock_guard<std::mutex> lock(in.mu);
+      memory = in.memory;
+      if (e->donate[i]) in.memory.reset();  // the handle no longer owns it
+    }
+    if (!memory) return e->Fail(MakeError(StatusCode::kFailedPrecondition, "input " + std::to_string(i) + " has no memory"));
+    // Hand the memory over only when nothing else still reads it.
+    if (e->donate[i] && memory.use_count() == 1) {
+      donated[i] = 1;
+      inputs.push_back(memory->memory);
+      memory->memory = nullptr;  // the plugin owns it now
+    } else {
+      inputs.push_back(memory->memory);
+      held.push_back(std::move(memory));
+    }
+  }
+  auto outputs = std::make_shared<std::vector<anvil_plugin_memory*>>(e->outputs.size(), nullptr);
+  plugin->Execute(e->executable->executable, inputs, donated, *outputs,
+                  [e, outputs, held = std::move(held), plugin](Status s) {
+                    if (!s.ok()) {
+                      for (anvil_plugin_memory* m : *outputs) plugin->Free(m);
+                      return e->Fail(s);
+                    }
+                    for (size_t i = 0; i < e->outputs.size(); ++i) {
+                      if (!(*outputs)[i]) {
+                        return e->Fail(MakeError(StatusCode::kInternal,
+                                                 plugin->name() + " produced no memory for output " + std::to_string(i)));
+                      }
+                    }
+                    for (size_t i = 0; i < e->outputs.size(); ++i) {
+                      std::lock_guard<std::mutex> lock(e->outputs[i]->mu);
+                      e->outputs[i]->memory = std::make_shared<DeviceMemory>(plugin, (*outputs)[i]);
+                    }
+                    for (auto& o : e->outputs) o->defined->Set(anvil::hlo::OkStatus());
+                    e->done->Set(anvil::hlo::OkStatus());
+                  });
+}
+
+}  // namespace
+
+extern "C" {
+
+anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_args* args,
+                                   anvil_executable** out_executable) {
+  return Guard("anvil_client_compile", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_client_compile", client);
+    ANVIL_CHECK_NOT_NULL("anvil_client_compile", out_executable);
+    ANVIL_CHECK_ARGS("anvil_client_compile", args, ANVIL_COMPILE_ARGS_STRUCT_SIZE);
+    ANVIL_CHECK_NOT_NULL("anvil_client_compile", args->device);
+    if (!args->program && args->program_size > 0) return Invalid("anvil_client_compile: program is NULL");
+    if (args->device->client != client) return Invalid("anvil_client_compile: the device belongs to another client");
+    *out_executable = nullptr;
+    auto module = CanonicalModule(*args);
+    if (!module.ok()) return ToAbi(module.status());
+    auto state = std::make_shared<ExecutableState>();
+    state->client = client;
+    state->device = args->device;
+    const anvil::hlo::Computation& entry = *(*module)->entry;
+    for (const auto* p : entry.parameters) {
+      if (!p->shape.IsArray()) {
+        return ToAbi(MakeError(StatusCode::kUnimplemented, "parameter " + std::to_string(p->parameter_number) +
+                                                               " has shape " + p->shape.ToString(false) +
+                                                               "; only array parameters are supported"));
+      }
+      state->parameters.push_back(p->shape);
+    }
+    const anvil::hlo::Shape& root = entry.ResultShape();
+    if (root.IsTuple()) {
+      for (const auto& e : root.tuple_elements()) state->results.push_back(e);
+    } else {
+      state->results.push_back(root);
+    }
+    for (const auto& r : state->results) {
+      if (!r.IsArray()) {
+        return ToAbi(MakeError(StatusCode::kUnimplemented,
+                               "result shape " + r.ToString(false) + " is not an array; nested tuples are not supported"));
+      }
+    }
+    state->canonical_text = anvil::hlo::Print(**module);
+    auto compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text,
+                                                  args->options ? args->options : "");
+    if (!compiled.ok()) return ToAbi(compiled.status());
+    state->executable = *compiled;
+    *out_executable = new anvil_executable{state};
+    return nullptr;
+  });
+}
+
+anvil_status* anvil_executable_parameter_count(anvil_executable* executable, size_t* out_count) {
+  ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_count", executable);
+  ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_count", out_count);
+  *out_count = executable->state->parameters.size();
+  return nullptr;
+}
+
+anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index,
+                                               anvil_element_type* out_type, const int64_t** out_dims,
+                                               size_t* out_num_dims) {
+  ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_shape", executable);
+  return ShapeAt(executable->state->parameters, index, "parameter", out_type, out_dims, out_num_dims);
+}
+
+anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t* out_count) {
+  ANVIL_CHECK_NOT_NULL("anvil_executable_result_count", executable);
+  ANVIL_CHECK_NOT_NULL("anvil_executable_result_count", out_count);
+  *out_count = executable->state->results.size();
+  return nullptr;
+}
+
+anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index,
+                                            anvil_element_type* out_type, const int64_t** out_dims,
+                                            size_t* out_num_dims) {
+  ANVIL_CHECK_NOT_NULL("anvil_executable_result_shape", executable);
+  return ShapeAt(executable->state->results, index, "result", out_type, out_dims, out_num_dims);
+}
+
+anvil_status* anvil_executable_canonical_text(anvil_executable* executable, const char** out_text,
+                                              size_t* out_size) {
+  ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", executable);
+  ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_text);
+  *out_text = executable->state->canonical_text.c_str();
+  if (out_size) *out_size = executable->state->canonical_text.size();
+  return nullptr;
+}
+
+anvil_status* anvil_executable_serialize(anvil_executable* executable, char** out_bytes, size_t* out_size) {
+  return Guard("anvil_executable_serialize", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_executable_serialize", executable);
+    ANVIL_CHECK_NOT_NULL("anvil_executable_serialize", out_bytes);
+    ANVIL_CHECK_NOT_NULL("anvil_executable_serialize", out_size);
+    auto bytes = executable->state->device->plugin->Serialize(executable->state->executable);
+    if (!bytes.ok()) return ToAbi(bytes.status());
+    *out_bytes = new char[bytes->size()];
+    std::memcpy(*out_bytes, bytes->data(), bytes->size());
+    *out_size = bytes->size();
+    return nullptr;
+  });
+}
+
+void anvil_bytes_free(char* bytes) { delete[] bytes; }
+
+anvil_status* anvil_executable_destroy(anvil_executable* executable) {
+  delete executable;  // executions in flight hold the state
+  return nullptr;
+}
+
+anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil_execute_args* args,
+                                       anvil_buffer** out_outputs, anvil_event** out_done) {
+  return Guard("anvil_executable_execute", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_executable_execute", executable);
+    ANVIL_CHECK_ARGS("anvil_executable_execute", args, ANVIL_EXECUTE_ARGS_STRUCT_SIZE);
+    const ExecutableState& exe = *executable->state;
+    if (exe.results.size() > 0) ANVIL_CHECK_NOT_NULL("anvil_executable_execute", out_outputs);
+    if (args->num_inputs != exe.parameters.size()) {
+      return Invalid("anvil_executable_execute: " + std::to_string(args->num_inputs) + " inputs given, the executable takes " +
+                     std::to_string(exe.parameters.size()));
+    }
+    if (args->num_inputs > 0 && !args->inputs) return Invalid("anvil_executable_execute: inputs is NULL");
+    auto e = std::make_shared<Execution>();
+    e->executable = executable->state;
+    for (size_t i = 0; i < args->num_inputs; ++i) {
+      anvil_buffer* b = args->inputs[i];
+      if (!b) return Invalid("anvil_executable_execute: input " + std::to_string(i) + " is NULL");
+      BufferState& in = *b->state;
+      if (in.device != exe.device) {
+        return Invalid("anvil_executable_execute: input " + std::to_string(i) + " is on device " + in.device->name +
+                       " of " + in.device->plugin_name + ", the executable on " + exe.device->name + " of " +
+                       exe.device->plugin_name);
+      }
+      if (!in.shape.Compatible(exe.parameters[i])) {
+        return Invalid("anvil_executable_execute: input " + std::to_string(i) + " is " + in.shape.ToString(false) +
+                       " but parameter " + std::to_string(i) + " is " + exe.parameters[i].ToString(false));
+      }
+      e->inputs.push_back(b->state);
+      e->donate.push_back(args->donate && args->donate[i] ? 1 : 0);
+    }
+    // Donation is decided here, atomically for all inputs: a buffer donated
+    // before, or donated and also passed again in this call, is refused.
+    std::vector<std::unique_lock<std::mutex>> locks;
+    std::vector<BufferState*> order;
+    for (auto& in : e->inputs) {
+      if (std::find(order.begin(), order.end(), in.get()) == order.end()) order.push_back(in.get());
+    }
+    std::sort(order.begin(), order.end());
+    for (BufferState* s : order) locks.emplace_back(s->mu);
+    for (size_t i = 0; i < e->inputs.size(); ++i) {
+      if (e->inputs[i]->donated) {
+        return ToAbi(MakeError(StatusCode::kFailedPrecondition,
+                               "anvil_executable_execute: input " + std::to_string(i) +
+                                   " was donated to an earlier execution and may not be used again"));
+      }
+      if (e->donate[i]) {
+        for (size_t j = 0; j < e->inputs.size(); ++j) {
+          if (j != i && e->inputs[j] == e->inputs[i]) {
+            return Invalid("anvil_executable_execute: input " + std::to_string(i) +
+                           " is donated but also passed as input " + std::to_string(j));
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < e->inputs.size(); ++i) {
+      if (e->donate[i]) e->inputs[i]->donated = true;
+    }
+    locks.clear();
+    e->done = Event::Create();
+    for (const auto& shape : exe.results) {
+      auto out = std::make_shared<BufferState>();
+      out->device = exe.device;
+      out->shape = shape;
+      out->bytes = anvil::core::ByteSize(shape);
+      out->defined = Event::Create();
+      e->outputs.push_back(out);
+    }
+    std::vector<std::shared_ptr<Event>> waits;
+    for (auto& in : e->inputs) waits.push_back(in->defined);
+    anvil_client* client = exe.client;
+    client->work.Start();
+    e->done->OnReady([client](const Status&) { client->work.Finish(); });
+    anvil::core::AllOf(waits)->OnReady([e, client](const Status& inputs_ready) {
+      if (!inputs_ready.ok()) return e->Fail(inputs_ready);
+      client->Run([e] { Run(e); });
+    });
+    for (size_t i = 0; i < e->outputs.size(); ++i) out_outputs[i] = new anvil_buffer{e->outputs[i]};
+    if (out_done) *out_done = new anvil_event{e->done};
+    return nullptr;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,46 @@
+// anvil_element_type <-> hlo::ElementType: the C enum uses the IR's values.
+#pragma once
+
+#include "anvil/anvil.h"
+#include "hlo/element_type.h"
+#include "hlo/shape.h"
+
+namespace anvil::core {
+
+#define ANVIL_SAME_VALUE(c, ir) static_assert(static_cast<int>(c) == static_cast<int>(hlo::ElementType::ir))
+ANVIL_SAME_VALUE(ANVIL_PRED, kPred);
+ANVIL_SAME_VALUE(ANVIL_S8, kS8);
+ANVIL_SAME_VALUE(ANVIL_S16, kS16);
+ANVIL_SAME_VALUE(ANVIL_S32, kS32);
+ANVIL_SAME_VALUE(ANVIL_S64, kS64);
+ANVIL_SAME_VALUE(ANVIL_U8, kU8);
+ANVIL_SAME_VALUE(ANVIL_U16, kU16);
+ANVIL_SAME_VALUE(ANVIL_U32, kU32);
+ANVIL_SAME_VALUE(ANVIL_U64, kU64);
+ANVIL_SAME_VALUE(ANVIL_BF16, kBF16);
+ANVIL_SAME_VALUE(ANVIL_F16, kF16);
+ANVIL_SAME_VALUE(ANVIL_F32, kF32);
+ANVIL_SAME_VALUE(ANVIL_F64, kF64);
+ANVIL_SAME_VALUE(ANVIL_C64, kC64);
+ANVIL_SAME_VALUE(ANVIL_C128, kC128);
+#undef ANVIL_SAME_VALUE
+
+// The IR type of a C type code, or kInvalid when the ABI does not name it.
+inline hlo::ElementType FromAbi(anvil_element_type t) {
+  switch (t) {
+    case ANVIL_PRED: case ANVIL_S8: case ANVIL_S16: case ANVIL_S32: case ANVIL_S64:
+    case ANVIL_U8: case ANVIL_U16: case ANVIL_U32: case ANVIL_U64:
+    case ANVIL_BF16: case ANVIL_F16: case ANVIL_F32: case ANVIL_F64: case ANVIL_C64: case ANVIL_C128:
+      return static_cast<hlo::ElementType>(t);
+    default:
+      return hlo::ElementType::kInvalid;
+  }
+}
+
+inline anvil_element_type ToAbi(hlo::ElementType t) { return static_cast<anvil_element_type>(t); }
+
+inline size_t ByteSize(const hlo::Shape& shape) {
+  return static_cast<size_t>(shape.ElementCount()) * static_cast<size_t>(hlo::Info(shape.element_type()).byte_size);
+}
+
+}  // namespace anvil::core

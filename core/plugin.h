@@ -1,0 +1,62 @@
+// One loaded device plugin: the shared library (Boost.DLL), its API table,
+// checked version, and a context. Every call goes through here, which checks
+// that the entry exists in the plugin's table before calling it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/dll/shared_library.hpp>
+
+#include "anvil/anvil_plugin.h"
+#include "core/status.h"
+
+namespace anvil::core {
+
+class Plugin {
+ public:
+  using Done = std::function<void(Status)>;
+
+  // Loads `path`, checks its ABI, and creates its context. The message of a
+  // failure names the file and the reason (loader text, missing symbol, or
+  // both versions).
+  static StatusOr<std::unique_ptr<Plugin>> Load(const std::string& path, const anvil_plugin_host_executor& executor);
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const std::string& path() const { return path_; }
+
+  StatusOr<size_t> DeviceCount();
+  StatusOr<anvil_plugin_device_properties> DeviceProperties(size_t device);
+  StatusOr<anvil_plugin_memory*> Allocate(size_t device, size_t bytes);
+  void Free(anvil_plugin_memory* memory);
+  // `done` runs exactly once, also when the call fails synchronously.
+  void CopyFromHost(anvil_plugin_memory* memory, const void* src, size_t bytes, Done done);
+  void CopyToHost(anvil_plugin_memory* memory, void* dst, size_t bytes, Done done);
+  StatusOr<anvil_plugin_executable*> Compile(size_t device, const std::string& hlo_text, const std::string& options);
+  void DestroyExecutable(anvil_plugin_executable* executable);
+  // Outputs are filled before `done` may run; `done` runs exactly once.
+  void Execute(anvil_plugin_executable* executable, const std::vector<anvil_plugin_memory*>& inputs,
+               const std::vector<uint8_t>& donated, std::vector<anvil_plugin_memory*>& outputs, Done done);
+  StatusOr<std::string> Serialize(anvil_plugin_executable* executable);
+
+ private:
+  Plugin() = default;
+  // The entry at `offset` if the plugin's table holds it and it is set.
+  template <typename Fn>
+  StatusOr<Fn> Entry(size_t offset, const char* entry_name) const;
+  Status Convert(anvil_plugin_error* error) const;
+  static void DoneTrampoline(void* user_data, anvil_plugin_error* error);
+
+  boost::dll::shared_library library_;  // unloaded last
+  const anvil_plugin_api* api_ = nullptr;
+  anvil_plugin_context* context_ = nullptr;
+  std::string name_, version_, path_;
+};
+
+}  // namespace anvil::core

@@ -1,0 +1,118 @@
+// Core's objects behind the ABI's opaque handles: client, device, buffer,
+// executable. Internal to core/.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "anvil/anvil.h"
+#include "core/event.h"
+#include "core/plugin.h"
+#include "hlo/shape.h"
+
+namespace anvil::core {
+
+// Counts asynchronous work in flight, so the client can wait for it.
+class WorkTracker {
+ public:
+  void Start() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_;
+  }
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) cv_.notify_all();
+  }
+  void WaitIdle() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t pending_ = 0;
+};
+
+// Device memory; freed when the last holder (a buffer, an execution or a
+// transfer using it) lets go.
+struct DeviceMemory {
+  Plugin* plugin;
+  anvil_plugin_memory* memory;
+  DeviceMemory(Plugin* p, anvil_plugin_memory* m) : plugin(p), memory(m) {}
+  ~DeviceMemory() {
+    if (memory) plugin->Free(memory);
+  }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+};
+
+}  // namespace anvil::core
+
+struct anvil_device {
+  anvil_client* client;
+  anvil::core::Plugin* plugin;
+  size_t index_in_plugin;
+  std::string plugin_name, kind, name;
+  uint64_t memory_bytes;
+};
+
+struct anvil_client {
+  std::unique_ptr<oneapi::tbb::task_arena> arena;
+  anvil_plugin_host_executor executor{};
+  anvil::core::WorkTracker work;
+  std::vector<std::string> search_path;
+
+  std::mutex mu;  // guards the lists below; entries are never removed
+  std::vector<std::unique_ptr<anvil::core::Plugin>> plugins;
+  std::vector<std::unique_ptr<anvil_device>> devices;
+  std::vector<std::pair<std::string, std::string>> failures;  // path, reason
+
+  // Runs `fn` on the client's arena, counted as pending work.
+  void Run(std::function<void()> fn);
+};
+
+namespace anvil::core {
+
+struct BufferState {
+  anvil_device* device;
+  hlo::Shape shape;
+  size_t bytes;
+  std::shared_ptr<Event> defined;
+
+  std::mutex mu;
+  std::shared_ptr<DeviceMemory> memory;  // set once defined (or at allocation)
+  bool donated = false;
+
+  std::shared_ptr<DeviceMemory> Memory() {
+    std::lock_guard<std::mutex> lock(mu);
+    return memory;
+  }
+};
+
+struct ExecutableState {
+  anvil_client* client;
+  anvil_device* device;
+  anvil_plugin_executable* executable = nullptr;
+  std::vector<hlo::Shape> parameters, results;
+  std::string canonical_text;
+  ~ExecutableState() {
+    if (executable) device->plugin->DestroyExecutable(executable);
+  }
+};
+
+}  // namespace anvil::core
+
+struct anvil_buffer {
+  std::shared_ptr<anvil::core::BufferState> state;
+};
+
+struct anvil_executable {
+  std::shared_ptr<anvil::core::ExecutableState> state;
+};

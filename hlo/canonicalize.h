@@ -1,0 +1,21 @@
+// Passes that bring a verified module to the canonical form core hands to
+// plugins: calls inlined, dead code and unreachable computations dropped.
+#pragma once
+
+#include "hlo/ir.h"
+#include "hlo/status.h"
+
+namespace anvil::hlo {
+
+// Replaces every `call` by a copy of its callee's body.
+Status InlineCalls(Module& module);
+// Drops instructions nothing uses (side-effecting ones stay) and
+// computations nothing calls.
+void RemoveDeadCode(Module& module);
+// Whether an instruction must run even when nothing uses its value.
+bool HasSideEffect(const Instruction& instruction);
+
+// InlineCalls then RemoveDeadCode, then Verify.
+Status Canonicalize(Module& module);
+
+}  // namespace anvil::hlo
