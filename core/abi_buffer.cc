@@ -197,7 +197,7 @@ anvil_status* anvil_buffer_ready_event(anvil_buffer* buffer, anvil_event** out_e
   return nullptr;
 }
 
-anvil_status* anvil_buffer_element_type(anvil_buffer* buffer, anvil_element_type* out_type) {
+anvil_status* anvil_buffer_element_type(anvil_buffer* buffer, int32_t* out_type) {
   ANVIL_CHECK_NOT_NULL("anvil_buffer_element_type", buffer);
   ANVIL_CHECK_NOT_NULL("anvil_buffer_element_type", out_type);
   *out_type = anvil::core::ToAbi(buffer->state->shape.element_type());

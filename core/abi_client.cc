@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
@@ -98,7 +99,11 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
     *out_client = nullptr;
     if (options) ANVIL_CHECK_ARGS("anvil_client_create", options, ANVIL_CLIENT_OPTIONS_STRUCT_SIZE);
     auto client = std::make_unique<anvil_client>();
-    int threads = options && options->num_threads > 0 ? options->num_threads : oneapi::tbb::task_arena::automatic;
+    // More threads than cores buys nothing (and oneTBB would warn).
+    int threads = oneapi::tbb::task_arena::automatic;
+    if (options && options->num_threads > 0) {
+      threads = std::min<int>(options->num_threads, std::max(1u, std::thread::hardware_concurrency()));
+    }
     client->arena = std::make_unique<oneapi::tbb::task_arena>(threads);
     client->arena->initialize();
     client->executor.struct_size = ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE;

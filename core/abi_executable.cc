@@ -43,7 +43,7 @@ anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const 
 }
 
 anvil_status* ShapeAt(const std::vector<anvil::hlo::Shape>& shapes, size_t index, const char* what,
-                      anvil_element_type* out_type, const int64_t** out_dims, size_t* out_num_dims) {
+                      int32_t* out_type, const int64_t** out_dims, size_t* out_num_dims) {
   if (index >= shapes.size()) {
     return ToAbi(MakeError(StatusCode::kOutOfRange, std::string(what) + " index " + std::to_string(index) +
                                                         " out of range (" + std::to_string(shapes.size()) + ")"));
@@ -172,8 +172,7 @@ anvil_status* anvil_executable_parameter_count(anvil_executable* executable, siz
   return nullptr;
 }
 
-anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index,
-                                               anvil_element_type* out_type, const int64_t** out_dims,
+anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                                size_t* out_num_dims) {
   ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_shape", executable);
   return ShapeAt(executable->state->parameters, index, "parameter", out_type, out_dims, out_num_dims);
@@ -186,8 +185,7 @@ anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t
   return nullptr;
 }
 
-anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index,
-                                            anvil_element_type* out_type, const int64_t** out_dims,
+anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                             size_t* out_num_dims) {
   ANVIL_CHECK_NOT_NULL("anvil_executable_result_shape", executable);
   return ShapeAt(executable->state->results, index, "result", out_type, out_dims, out_num_dims);

@@ -26,7 +26,7 @@ ANVIL_SAME_VALUE(ANVIL_C128, kC128);
 #undef ANVIL_SAME_VALUE
 
 // The IR type of a C type code, or kInvalid when the ABI does not name it.
-inline hlo::ElementType FromAbi(anvil_element_type t) {
+inline hlo::ElementType FromAbi(int32_t t) {
   switch (t) {
     case ANVIL_PRED: case ANVIL_S8: case ANVIL_S16: case ANVIL_S32: case ANVIL_S64:
     case ANVIL_U8: case ANVIL_U16: case ANVIL_U32: case ANVIL_U64:
@@ -37,7 +37,7 @@ inline hlo::ElementType FromAbi(anvil_element_type t) {
   }
 }
 
-inline anvil_element_type ToAbi(hlo::ElementType t) { return static_cast<anvil_element_type>(t); }
+inline int32_t ToAbi(hlo::ElementType t) { return static_cast<int32_t>(t); }
 
 inline size_t ByteSize(const hlo::Shape& shape) {
   return static_cast<size_t>(shape.ElementCount()) * static_cast<size_t>(hlo::Info(shape.element_type()).byte_size);

@@ -1,5 +1,7 @@
 #include "core/plugin.h"
 
+#include <dlfcn.h>
+
 #include <cstring>
 
 namespace anvil::core {
@@ -45,7 +47,15 @@ StatusOr<std::unique_ptr<Plugin>> Plugin::Load(const std::string& path, const an
   boost::dll::fs::error_code error;
   plugin->library_.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, error);
   if (error) {
-    return MakeError(StatusCode::kFailedPrecondition, path + ": cannot load: " + error.message());
+    // Boost.DLL reports only an errno-style code; the loader's own words
+    // (wrong ELF class, missing dependency, not an ELF file) come from dlerror.
+    std::string reason = error.message();
+    if (void* probe = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      dlclose(probe);
+    } else if (const char* text = dlerror()) {
+      reason = text;
+    }
+    return MakeError(StatusCode::kFailedPrecondition, path + ": cannot load: " + reason);
   }
   if (!plugin->library_.has(ANVIL_PLUGIN_GET_API_SYMBOL)) {
     return MakeError(StatusCode::kFailedPrecondition,

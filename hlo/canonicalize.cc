@@ -1,10 +1,12 @@
 #include "hlo/canonicalize.h"
 
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "hlo/attributes.h"
+#include "hlo/constant_folding.h"
 #include "hlo/verifier.h"
 
 namespace anvil::hlo {
@@ -47,6 +49,7 @@ bool InlineOnce(Computation& c) {
   NameSource names(c);
   std::vector<std::unique_ptr<Instruction>> rebuilt;
   std::unordered_map<Instruction*, Instruction*> replaced;  // call -> callee root copy
+  std::vector<std::unique_ptr<Instruction>> dropped;
   bool changed = false;
   for (auto& owned : c.instructions) {
     Instruction* i = owned.get();
@@ -74,8 +77,9 @@ bool InlineOnce(Computation& c) {
     }
     replaced[i] = copies.at(callee.root);
     if (c.root == i) c.root = replaced[i];
-    // The call itself is dropped; later uses were redirected above (only its
-    // address is looked up from here on).
+    // The call itself is dropped once the walk is over (kept alive until then
+    // so no new instruction can take its address, which `replaced` keys on).
+    dropped.push_back(std::move(owned));
   }
   c.instructions = std::move(rebuilt);
   return changed;
@@ -135,8 +139,70 @@ void RemoveDeadCode(Module& module) {
   module.computations = std::move(kept);
 }
 
+Status FlattenTupleParameters(Module& module) {
+  Computation& entry = *module.entry;
+  std::vector<Instruction*> leaves;              // the new parameters, in order
+  std::vector<std::unique_ptr<Instruction>> front;  // leaves and the tuples rebuilt from them
+  std::vector<std::pair<Instruction*, Instruction*>> replacements;
+  std::unordered_set<std::string> names;
+  for (const auto& i : entry.instructions) names.insert(i->name);
+  auto fresh = [&](const std::string& base) {
+    std::string name = base;
+    for (int n = 1; names.count(name); ++n) name = base + "." + std::to_string(n);
+    names.insert(name);
+    return name;
+  };
+  // Builds the value of `shape` from new leaf parameters.
+  std::function<Instruction*(const Shape&, const std::string&)> build = [&](const Shape& shape,
+                                                                          const std::string& base) -> Instruction* {
+    auto i = std::make_unique<Instruction>();
+    if (!shape.IsTuple()) {
+      i->opcode = Opcode::kParameter;
+      i->shape = shape;
+      i->name = fresh(base);
+      leaves.push_back(i.get());
+    } else {
+      i->opcode = Opcode::kTuple;
+      i->name = fresh(base + ".tuple");
+      i->shape = shape;
+      for (size_t k = 0; k < shape.tuple_elements().size(); ++k) {
+        i->operands.push_back(build(shape.tuple_elements()[k], base + "." + std::to_string(k)));
+      }
+    }
+    front.push_back(std::move(i));
+    return front.back().get();
+  };
+  bool any_tuple = false;
+  for (Instruction* p : entry.parameters) {
+    if (!p->shape.IsTuple()) {
+      leaves.push_back(p);
+      continue;
+    }
+    any_tuple = true;
+    replacements.emplace_back(p, build(p->shape, p->name));
+  }
+  if (!any_tuple) return OkStatus();
+  for (auto [from, to] : replacements) ReplaceAllUses(entry, from, to);
+  for (size_t k = 0; k < leaves.size(); ++k) leaves[k]->parameter_number = static_cast<int64_t>(k);
+  // New instructions go first so every use comes after its definition; the
+  // old tuple parameters go.
+  std::vector<std::unique_ptr<Instruction>> rebuilt = std::move(front);
+  for (auto& i : entry.instructions) {
+    bool replaced = false;
+    for (auto [from, to] : replacements) replaced |= from == i.get();
+    if (!replaced) rebuilt.push_back(std::move(i));
+  }
+  entry.instructions = std::move(rebuilt);
+  entry.parameters = leaves;
+  return OkStatus();
+}
+
 Status Canonicalize(Module& module) {
   ANVIL_RETURN_IF_ERROR(InlineCalls(module));
+  ANVIL_RETURN_IF_ERROR(FlattenTupleParameters(module));
+  // Folding may expose more folding (a gte of a folded tuple); a few rounds suffice.
+  for (int round = 0; round < 8 && FoldConstants(module) > 0; ++round) {
+  }
   RemoveDeadCode(module);
   // Inlined calls leave attributes naming their computations (`to_apply`) on
   // nothing: every remaining reference must still resolve.

@@ -1,5 +1,6 @@
 // Passes that bring a verified module to the canonical form core hands to
-// plugins: calls inlined, dead code and unreachable computations dropped.
+// plugins: calls inlined, tuple parameters flattened, constants folded, dead
+// code and unreachable computations dropped.
 #pragma once
 
 #include "hlo/ir.h"
@@ -15,7 +16,12 @@ void RemoveDeadCode(Module& module);
 // Whether an instruction must run even when nothing uses its value.
 bool HasSideEffect(const Instruction& instruction);
 
-// InlineCalls then RemoveDeadCode, then Verify.
+// Replaces each tuple-shaped entry parameter by one parameter per array leaf
+// (numbered in order), rebuilding the tuple from them for its users.
+Status FlattenTupleParameters(Module& module);
+
+// InlineCalls, FlattenTupleParameters, FoldConstants, RemoveDeadCode, then
+// Verify.
 Status Canonicalize(Module& module);
 
 }  // namespace anvil::hlo

@@ -4,5 +4,6 @@
 namespace anvil::tools {
 
 int ParseCommand(int argc, char** argv);
+int PluginsCommand(int argc, char** argv);
 
 }  // namespace anvil::tools

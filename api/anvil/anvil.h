@@ -69,6 +69,8 @@ anvil_version anvil_get_abi_version(void);
 
 /* --------------------------------------------------------- element types */
 
+/* Element types. Structs and out-parameters carry them as int32_t, since a C
+ * enum's size is the compiler's choice. */
 typedef enum anvil_element_type {
   ANVIL_INVALID = 0,
   ANVIL_PRED = 1,
@@ -184,7 +186,7 @@ typedef struct anvil_buffer_from_host_args {
   /* Dense row-major data; must stay valid and unchanged until
    * `out_host_done` completes. */
   const void* data;
-  anvil_element_type element_type;
+  int32_t element_type; /* an anvil_element_type */
   const int64_t* dims; /* needs to live only during the call */
   size_t num_dims;
 } anvil_buffer_from_host_args;
@@ -209,7 +211,8 @@ anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* de
  * to be: the error of what was to produce it). Caller owns it. */
 anvil_status* anvil_buffer_ready_event(anvil_buffer* buffer, anvil_event** out_event);
 
-anvil_status* anvil_buffer_element_type(anvil_buffer* buffer, anvil_element_type* out_type);
+/* `*out_type` is an anvil_element_type. */
+anvil_status* anvil_buffer_element_type(anvil_buffer* buffer, int32_t* out_type);
 /* `*out_dims` lives as long as the buffer. */
 anvil_status* anvil_buffer_dims(anvil_buffer* buffer, const int64_t** out_dims, size_t* out_num_dims);
 anvil_status* anvil_buffer_byte_size(anvil_buffer* buffer, size_t* out_bytes);
@@ -239,12 +242,10 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
 /* Parameters and results of the entry computation (tuples flattened). The
  * dims pointer lives as long as the executable. */
 anvil_status* anvil_executable_parameter_count(anvil_executable* executable, size_t* out_count);
-anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index,
-                                               anvil_element_type* out_type, const int64_t** out_dims,
+anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                                size_t* out_num_dims);
 anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t* out_count);
-anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index,
-                                            anvil_element_type* out_type, const int64_t** out_dims,
+anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                             size_t* out_num_dims);
 /* The canonical HLO text handed to the plugin; lives as long as the
  * executable. */
