@@ -86,11 +86,9 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
     if (!memory.ok()) return ToAbi(memory.status());
     state->memory = std::make_shared<DeviceMemory>(plugin, *memory);
     state->defined = Event::Create();
-    client->work.Start();
-    plugin->CopyFromHost(*memory, args->data, state->bytes, [state, client](Status s) {
-      state->defined->Set(std::move(s));
-      client->work.Finish();
-    });
+    auto token = std::make_shared<anvil::core::WorkToken>(client->work);
+    plugin->CopyFromHost(*memory, args->data, state->bytes,
+                         anvil::core::Track(token, [state](Status s) { state->defined->Set(std::move(s)); }));
     *out_buffer = new anvil_buffer{state};
     if (out_host_done) {
       *out_host_done = NewEvent(state->defined);
@@ -118,25 +116,17 @@ anvil_status* anvil_buffer_to_host(anvil_buffer* buffer, void* dst, size_t dst_s
     }
     if (!dst && state->bytes > 0) return Invalid("anvil_buffer_to_host: dst is NULL");
     auto done = Event::Create();
-    anvil_client* client = state->device->client;
-    client->work.Start();
-    state->defined->OnReady([state, dst, done, client](const Status& defined) {
-      if (!defined.ok()) {
-        done->Set(defined);
-        client->work.Finish();
-        return;
-      }
+    auto token = std::make_shared<anvil::core::WorkToken>(state->device->client->work);
+    state->defined->OnReady(anvil::core::Track(token, [state, dst, done, token](const Status& defined) {
+      if (!defined.ok()) return done->Set(defined);
       std::shared_ptr<DeviceMemory> memory = state->Memory();
       if (!memory) {
-        done->Set(MakeError(StatusCode::kFailedPrecondition, "anvil_buffer_to_host: the buffer was donated"));
-        client->work.Finish();
-        return;
+        return done->Set(MakeError(StatusCode::kFailedPrecondition, "anvil_buffer_to_host: the buffer was donated"));
       }
-      memory->plugin->CopyToHost(memory->memory, dst, state->bytes, [memory, done, client](Status s) {
-        done->Set(std::move(s));
-        client->work.Finish();
-      });
-    });
+      DeviceMemory& m = *memory;
+      m.plugin->CopyToHost(m.memory, dst, state->bytes,
+                           anvil::core::Track(token, [memory, done](Status s) { done->Set(std::move(s)); }));
+    }));
     *out_done = NewEvent(done);
     return nullptr;
   });
@@ -157,12 +147,9 @@ anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* de
     target->shape = source->shape;
     target->bytes = source->bytes;
     target->defined = Event::Create();
-    anvil_client* client = device->client;
-    client->work.Start();
-    auto finish = [target, client](Status s) {
-      target->defined->Set(std::move(s));
-      client->work.Finish();
-    };
+    // `finish` holds the work token; every stage below holds `finish`.
+    auto token = std::make_shared<anvil::core::WorkToken>(device->client->work);
+    auto finish = anvil::core::Track(token, [target](Status s) { target->defined->Set(std::move(s)); });
     // Through host memory: the plugin ABI has no device-to-device copy, and
     // the two devices may belong to different plugins.
     source->defined->OnReady([source, target, finish](const Status& defined) {

@@ -76,11 +76,7 @@ anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
 }  // namespace
 
 void anvil_client::Run(std::function<void()> fn) {
-  work.Start();
-  arena->enqueue([this, fn = std::move(fn)] {
-    fn();
-    work.Finish();
-  });
+  arena->enqueue(anvil::core::Track(std::make_shared<anvil::core::WorkToken>(work), std::move(fn)));
 }
 
 extern "C" {

@@ -56,6 +56,9 @@ anvil_status* ShapeAt(const std::vector<anvil::hlo::Shape>& shapes, size_t index
 
 // Everything an execution carries from its start to its completion.
 struct Execution {
+  // First, so it is destroyed last: the execution's memory is released before
+  // the client learns the work is over.
+  std::shared_ptr<anvil::core::WorkToken> token;
   std::shared_ptr<ExecutableState> executable;
   std::vector<std::shared_ptr<BufferState>> inputs;
   std::vector<uint8_t> donate;
@@ -234,6 +237,7 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
     }
     if (args->num_inputs > 0 && !args->inputs) return Invalid("anvil_executable_execute: inputs is NULL");
     auto e = std::make_shared<Execution>();
+    e->token = std::make_shared<anvil::core::WorkToken>(exe.client->work);
     e->executable = executable->state;
     for (size_t i = 0; i < args->num_inputs; ++i) {
       anvil_buffer* b = args->inputs[i];
@@ -291,8 +295,6 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
     std::vector<std::shared_ptr<Event>> waits;
     for (auto& in : e->inputs) waits.push_back(in->defined);
     anvil_client* client = exe.client;
-    client->work.Start();
-    e->done->OnReady([client](const Status&) { client->work.Finish(); });
     anvil::core::AllOf(waits)->OnReady([e, client](const Status& inputs_ready) {
       if (!inputs_ready.ok()) return e->Fail(inputs_ready);
       client->Run([e] { Run(e); });

@@ -40,6 +40,37 @@ class WorkTracker {
   int64_t pending_ = 0;
 };
 
+// One unit of pending work: started when made, finished when the last
+// holder lets go.
+class WorkToken {
+ public:
+  explicit WorkToken(WorkTracker& tracker) : tracker_(tracker) { tracker_.Start(); }
+  ~WorkToken() { tracker_.Finish(); }
+  WorkToken(const WorkToken&) = delete;
+  WorkToken& operator=(const WorkToken&) = delete;
+
+ private:
+  WorkTracker& tracker_;
+};
+
+// A callable that holds a work token. Members are destroyed in reverse
+// order, so everything `fn` captured (device memory, whose release calls the
+// plugin) is gone before the token finishes, and the client, which waits for
+// its tokens before unloading plugins, never unloads one still in use.
+template <typename F>
+struct Tracked {
+  std::shared_ptr<WorkToken> token;
+  F fn;
+  template <typename... Args>
+  auto operator()(Args&&... args) const {
+    return fn(std::forward<Args>(args)...);
+  }
+};
+template <typename F>
+Tracked<F> Track(std::shared_ptr<WorkToken> token, F fn) {
+  return Tracked<F>{std::move(token), std::move(fn)};
+}
+
 // Device memory; freed when the last holder (a buffer, an execution or a
 // transfer using it) lets go.
 struct DeviceMemory {
