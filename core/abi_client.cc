@@ -75,8 +75,42 @@ anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+// libtbb is not built with ThreadSanitizer, so the hand-off of a task from
+// the enqueuing thread to a worker is invisible to it. Model it for what it
+// is, a release before enqueue and an acquire when the task starts.
+char tsan_arena_handoff;
+void ArenaHandoffRelease() { __tsan_release(&tsan_arena_handoff); }
+void ArenaHandoffAcquire() { __tsan_acquire(&tsan_arena_handoff); }
+#else
+void ArenaHandoffRelease() {}
+void ArenaHandoffAcquire() {}
+#endif
+
+// oneTBB moves the task into its own storage inside enqueue(); releasing
+// after every move covers that last write too.
+template <typename F>
+struct ArenaTask {
+  F work;
+  explicit ArenaTask(F w) : work(std::move(w)) { ArenaHandoffRelease(); }
+  ArenaTask(ArenaTask&& other) noexcept : work(std::move(other.work)) { ArenaHandoffRelease(); }
+  ArenaTask(const ArenaTask& other) : work(other.work) { ArenaHandoffRelease(); }
+  ArenaTask& operator=(const ArenaTask&) = delete;
+  void operator()() const {
+    ArenaHandoffAcquire();  // before touching `work`
+    work();
+  }
+};
+
+}  // namespace
+
 void anvil_client::Run(std::function<void()> fn) {
-  arena->enqueue(anvil::core::Track(std::make_shared<anvil::core::WorkToken>(work), std::move(fn)));
+  auto task = anvil::core::Track(std::make_shared<anvil::core::WorkToken>(work), std::move(fn));
+  arena->enqueue(ArenaTask<decltype(task)>(std::move(task)));
 }
 
 extern "C" {

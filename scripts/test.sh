@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the build needs, builds, runs a short fuzz smoke run of both
-# parsers, then every test: unit tests and the corpus suites.
+# parsers and the sanitizer builds' tests, then every test of the main build:
+# unit tests, the core runtime's tests and the corpus suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 bash scripts/fuzz_smoke.sh
+bash scripts/sanitizers.sh
 ctest --test-dir build --output-on-failure -j2
