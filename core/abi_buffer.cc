@@ -89,7 +89,7 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
     auto token = std::make_shared<anvil::core::WorkToken>(client->work);
     plugin->CopyFromHost(*memory, args->data, state->bytes,
                          anvil::core::Track(token, [state](Status s) { state->defined->Set(std::move(s)); }));
-    *out_buffer = new anvil_buffer{state};
+    *out_buffer = new anvil_buffer(state);
     if (out_host_done) {
       *out_host_done = NewEvent(state->defined);
       return nullptr;
@@ -172,7 +172,7 @@ anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* de
                              [staging, finish](Status written) { finish(written); });
       });
     });
-    *out_buffer = new anvil_buffer{target};
+    *out_buffer = new anvil_buffer(target);
     return nullptr;
   });
 }

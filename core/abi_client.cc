@@ -167,6 +167,13 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
 anvil_status* anvil_client_destroy(anvil_client* client) {
   return Guard("anvil_client_destroy", [&]() -> anvil_status* {
     if (!client) return nullptr;
+    int64_t buffers = client->live_buffers, executables = client->live_executables;
+    if (buffers > 0 || executables > 0) {
+      // Their memory and code belong to plugins this would unload.
+      return ToAbi(MakeError(StatusCode::kFailedPrecondition,
+                             "anvil_client_destroy: destroy the client's " + std::to_string(buffers) +
+                                 " buffer(s) and " + std::to_string(executables) + " executable(s) first"));
+    }
     client->work.WaitIdle();
     client->arena->terminate();
     client->devices.clear();

@@ -163,7 +163,7 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
                                                   args->options ? args->options : "");
     if (!compiled.ok()) return ToAbi(compiled.status());
     state->executable = *compiled;
-    *out_executable = new anvil_executable{state};
+    *out_executable = new anvil_executable(state);
     return nullptr;
   });
 }
@@ -299,7 +299,7 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
       if (!inputs_ready.ok()) return e->Fail(inputs_ready);
       client->Run([e] { Run(e); });
     });
-    for (size_t i = 0; i < e->outputs.size(); ++i) out_outputs[i] = new anvil_buffer{e->outputs[i]};
+    for (size_t i = 0; i < e->outputs.size(); ++i) out_outputs[i] = new anvil_buffer(e->outputs[i]);
     if (out_done) *out_done = new anvil_event{e->done};
     return nullptr;
   });

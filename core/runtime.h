@@ -105,6 +105,10 @@ struct anvil_client {
   std::vector<std::unique_ptr<anvil_device>> devices;
   std::vector<std::pair<std::string, std::string>> failures;  // path, reason
 
+  // Handles the caller still holds; the client refuses to go before them.
+  std::atomic<int64_t> live_buffers{0};
+  std::atomic<int64_t> live_executables{0};
+
   // Runs `fn` on the client's arena, counted as pending work.
   void Run(std::function<void()> fn);
 };
@@ -140,10 +144,23 @@ struct ExecutableState {
 
 }  // namespace anvil::core
 
+// Handles count themselves in their client while they live.
 struct anvil_buffer {
+  explicit anvil_buffer(std::shared_ptr<anvil::core::BufferState> s) : state(std::move(s)) {
+    ++state->device->client->live_buffers;
+  }
+  ~anvil_buffer() { --state->device->client->live_buffers; }
+  anvil_buffer(const anvil_buffer&) = delete;
+  anvil_buffer& operator=(const anvil_buffer&) = delete;
   std::shared_ptr<anvil::core::BufferState> state;
 };
 
 struct anvil_executable {
+  explicit anvil_executable(std::shared_ptr<anvil::core::ExecutableState> s) : state(std::move(s)) {
+    ++state->client->live_executables;
+  }
+  ~anvil_executable() { --state->client->live_executables; }
+  anvil_executable(const anvil_executable&) = delete;
+  anvil_executable& operator=(const anvil_executable&) = delete;
   std::shared_ptr<anvil::core::ExecutableState> state;
 };

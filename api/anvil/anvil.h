@@ -118,8 +118,9 @@ typedef struct anvil_client_options {
 /* Creates a client. Plugins that fail to load do not fail the call: see
  * anvil_client_plugin_failure. `options` may be NULL (defaults). */
 anvil_status* anvil_client_create(const anvil_client_options* options, anvil_client** out_client);
-/* Waits for all pending work, then frees the client. Buffers, events and
- * executables must be destroyed first; NULL is fine. */
+/* Waits for all pending work, then frees the client. FAILED_PRECONDITION
+ * (and nothing freed) while any of its buffers or executables is alive.
+ * Events may outlive it. NULL is fine. */
 anvil_status* anvil_client_destroy(anvil_client* client);
 
 typedef struct anvil_plugin_load_args {

@@ -65,6 +65,25 @@ TEST_F(BufferTest, CopiesToAnotherDevice) {
   anvil_buffer_destroy(c);
 }
 
+TEST_F(BufferTest, CopiesAcrossPlugins) {
+  anvil_plugin_load_args load{};
+  load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
+  load.name = "test_old";
+  ANVIL_ASSERT_OK(anvil_client_load_plugin(client_, &load));
+  anvil_device* other = nullptr;
+  ANVIL_ASSERT_OK(anvil_client_device(client_, 2, &other));
+  anvil_device_properties p{};
+  p.struct_size = ANVIL_DEVICE_PROPERTIES_STRUCT_SIZE;
+  ANVIL_ASSERT_OK(anvil_device_get_properties(other, &p));
+  ASSERT_STREQ(p.plugin, "test_old");
+  anvil_buffer* b = FromHost({4, 5, 6}, {3});
+  anvil_buffer* c = nullptr;
+  ANVIL_ASSERT_OK(anvil_buffer_copy_to_device(b, other, &c));
+  EXPECT_EQ(ToHost(c), (std::vector<float>{4, 5, 6}));
+  anvil_buffer_destroy(b);
+  anvil_buffer_destroy(c);
+}
+
 TEST_F(BufferTest, TransferFaultsReachTheCaller) {
   SetFaults("allocate");
   int64_t dims[] = {1};

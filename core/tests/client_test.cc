@@ -143,6 +143,29 @@ TEST(Client, NullHandlesAndStructSizesAreInvalidArguments) {
   ANVIL_EXPECT_OK(anvil_client_destroy(client));
 }
 
+TEST(Client, RefusesToGoBeforeItsBuffersAndExecutables) {
+  anvil_client* client = NewClient(ANVIL_TEST_PLUGIN_DIR, 0);
+  ASSERT_EQ(Load(client, "test", nullptr).code, ANVIL_OK);
+  anvil_device* device = nullptr;
+  ANVIL_ASSERT_OK(anvil_client_device(client, 0, &device));
+  float value = 1;
+  int64_t dims[] = {1};
+  anvil_buffer_from_host_args args{};
+  args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  args.device = device;
+  args.data = &value;
+  args.element_type = ANVIL_F32;
+  args.dims = dims;
+  args.num_dims = 1;
+  anvil_buffer* buffer = nullptr;
+  ANVIL_ASSERT_OK(anvil_buffer_from_host(client, &args, &buffer, nullptr));
+  Outcome early = Take(anvil_client_destroy(client));
+  EXPECT_EQ(early.code, ANVIL_FAILED_PRECONDITION);
+  EXPECT_EQ(early.message, "anvil_client_destroy: destroy the client's 1 buffer(s) and 0 executable(s) first");
+  ANVIL_EXPECT_OK(anvil_buffer_destroy(buffer));
+  ANVIL_EXPECT_OK(anvil_client_destroy(client));
+}
+
 // A plugin built against an older minor has a shorter table: what it lacks is
 // UNIMPLEMENTED, named, and nothing crashes.
 TEST(Client, OlderMinorPluginAnswersUnimplemented) {
