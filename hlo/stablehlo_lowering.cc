@@ -951,6 +951,25 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     return bind(Emit(c, Opcode::kSlice, shape, operands, {{"slice", FormatSlice(dims)}}));
   }
 
+  if (name == "real_dynamic_slice") {
+    // Static shapes: the bounds must be constants, and it is a slice.
+    ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
+    ANVIL_RETURN_IF_ERROR(need_operands(4));
+    std::vector<int64_t> bounds[3];
+    for (int k = 0; k < 3; ++k) {
+      Instruction* b = operands[1 + k];
+      if (b->opcode != Opcode::kConstant || !b->literal || b->literal->elided()) {
+        return parser_.ErrorAt(op.pos, "real_dynamic_slice needs constant start, limit and stride operands");
+      }
+      for (int64_t i = 0; i < b->literal->element_count(); ++i) bounds[k].push_back(b->literal->GetInt(i));
+    }
+    std::vector<SliceDim> dims;
+    for (size_t i = 0; i < bounds[0].size() && i < bounds[1].size() && i < bounds[2].size(); ++i) {
+      dims.push_back({bounds[0][i], bounds[1][i], bounds[2][i]});
+    }
+    return bind(Emit(c, Opcode::kSlice, shape, {operands[0]}, {{"slice", FormatSlice(dims)}}));
+  }
+
   if (name == "concatenate") {
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     ANVIL_ASSIGN_OR_RETURN(int64_t dim, IntAttr(op, {"dim", "dimension"}));
