@@ -533,7 +533,7 @@ Status HloTextParser::ParseComputation(Module& module, bool* is_entry) {
     if (p.infer_shape) {
       // Operands come first in the text, so their shapes are known by now.
       auto shape = InferShape(*p.instruction);
-      if (!shape.ok() || !shape->IsTuple() && !shape->IsArray() && !shape->IsToken()) {
+      if (!shape.ok() || (!shape->IsTuple() && !shape->IsArray() && !shape->IsToken())) {
         return c_.ErrorAt(p.position, "cannot infer the shape of '" + p.instruction->name + "'" +
                                           (shape.ok() ? std::string("; write it before the opcode")
                                                       : ": " + shape.status().message()));

@@ -127,8 +127,9 @@ StatusOr<RealValue> ReadReal(TextCursor& c) {
     auto r = std::from_chars(digits.data(), digits.data() + digits.size(), u, base);
     if (r.ec == std::errc() && r.ptr == digits.data() + digits.size()) {
       v.is_integer = true;
-      v.uinteger = negative ? static_cast<uint64_t>(-static_cast<int64_t>(u)) : u;
-      v.integer = negative ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
+      // Negate in unsigned arithmetic: -9223372036854775808 is a valid s64.
+      v.uinteger = negative ? 0 - u : u;
+      v.integer = static_cast<int64_t>(v.uinteger);
       v.number = negative ? -static_cast<double>(u) : static_cast<double>(u);
       v.number_f32 = std::strtof(token.c_str(), nullptr);
       if (base == 16) v.number_f32 = static_cast<float>(v.number);

@@ -147,7 +147,7 @@ StatusOr<int64_t> TextCursor::ReadInt() {
     return Expected("an integer");
   }
   pos_ = static_cast<size_t>(r.ptr - text_.data());
-  return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+  return static_cast<int64_t>(negative ? 0 - value : value);  // unsigned: INT64_MIN negates cleanly
 }
 
 std::pair<int, int> TextCursor::LineColumn(size_t at) const {

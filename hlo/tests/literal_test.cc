@@ -54,6 +54,8 @@ TEST(Literal, ComplexPredAndUnsigned) {
   EXPECT_EQ(ConstantOf(*Parse("pred[3]", "{true, false, true}")).ToString(), "{true, false, true}");
   EXPECT_EQ(ConstantOf(*Parse("u64[]", "18446744073709551615")).GetUint(0), 18446744073709551615ull);
   EXPECT_EQ(ConstantOf(*Parse("s4[2]", "{-8, 7}")).ToString(), "{-8, 7}");
+  EXPECT_EQ(ConstantOf(*Parse("s64[2]", "{-9223372036854775808, 9223372036854775807}")).ToString(),
+            "{-9223372036854775808, 9223372036854775807}");
 }
 
 TEST(Literal, ElidedAndSplat) {
