@@ -1,0 +1,140 @@
+#include "hlo/evaluator.h"
+
+#include <unordered_map>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator_internal.h"
+
+namespace anvil::hlo {
+namespace {
+
+using eval::CallFn;
+
+Literal TupleLiteral(std::vector<Literal> parts) {
+  std::vector<Shape> shapes;
+  for (const Literal& p : parts) shapes.push_back(p.shape());
+  Literal t(Shape::Tuple(shapes));
+  t.mutable_tuple_elements() = std::move(parts);
+  return t;
+}
+
+Literal ScalarU32(uint32_t v) {
+  Literal l(Shape::Scalar(ElementType::kU32));
+  l.SetUint(0, v);
+  return l;
+}
+
+StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const Literal*>& operands,
+                                  const std::vector<const Literal*>& arguments, const CallFn& call) {
+  const Opcode op = i.opcode;
+  switch (op) {
+    case Opcode::kParameter:
+      if (i.parameter_number >= static_cast<int64_t>(arguments.size())) {
+        return InvalidArgument("no argument for parameter " + std::to_string(i.parameter_number));
+      }
+      return *arguments[i.parameter_number];
+    case Opcode::kConstant:
+      if (!i.literal || i.literal->elided()) {
+        return Unimplemented("constant %" + i.name + " is elided ({...}); fill it before evaluating");
+      }
+      return *i.literal;
+    case Opcode::kTuple: {
+      std::vector<Literal> parts;
+      for (const Literal* o : operands) parts.push_back(*o);
+      return TupleLiteral(std::move(parts));
+    }
+    case Opcode::kGetTupleElement: {
+      ANVIL_ASSIGN_OR_RETURN(int64_t index, IntAttribute(i, "index", std::nullopt));
+      return operands[0]->tuple_elements().at(static_cast<size_t>(index));
+    }
+    case Opcode::kConvert: return eval::EvalConvert(i, *operands[0]);
+    case Opcode::kBitcastConvert: return eval::EvalBitcastConvert(i, *operands[0]);
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+      return eval::EvalElementwise(i, operands);
+    case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kTranspose:
+    case Opcode::kSlice: case Opcode::kReverse: case Opcode::kConcatenate: case Opcode::kPad:
+    case Opcode::kIota: case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice: case Opcode::kGather:
+      return eval::EvalShapeOp(i, operands);
+    case Opcode::kReduce: return eval::EvalReduce(i, operands, call);
+    case Opcode::kReduceWindow: return eval::EvalReduceWindow(i, operands, call);
+    case Opcode::kDot: return eval::EvalDot(i, *operands[0], *operands[1]);
+    case Opcode::kSort: return eval::EvalSort(i, operands, call);
+    case Opcode::kMap: return eval::EvalMap(i, operands, call);
+    case Opcode::kCall: return call(*i.called_computations.at(0), operands);
+    case Opcode::kWhile: {
+      const Attribute* ca = i.FindAttribute("condition");
+      const Attribute* ba = i.FindAttribute("body");
+      const bool cond_first = ca < ba;
+      const Computation& cond = *i.called_computations.at(cond_first ? 0 : 1);
+      const Computation& body = *i.called_computations.at(cond_first ? 1 : 0);
+      Literal state = *operands[0];
+      while (true) {
+        ANVIL_ASSIGN_OR_RETURN(Literal go, call(cond, {&state}));
+        if (!go.GetUint(0)) return state;
+        ANVIL_ASSIGN_OR_RETURN(state, call(body, {&state}));
+      }
+    }
+    case Opcode::kConditional: {
+      const Literal& selector = *operands[0];
+      size_t branch;
+      if (selector.shape().element_type() == ElementType::kPred) {
+        branch = selector.GetUint(0) ? 0 : 1;  // true_computation first
+      } else {
+        int64_t index = selector.GetInt(0);
+        const int64_t n = static_cast<int64_t>(i.called_computations.size());
+        branch = static_cast<size_t>(index < 0 || index >= n ? n - 1 : index);  // out of range: the last
+      }
+      return call(*i.called_computations.at(branch), {operands.at(branch + 1)});
+    }
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kCopy:
+      if (op == Opcode::kCopy && !operands[0]->shape().IsTuple()) break;
+      return *operands[0];
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+      return op == Opcode::kAddDependency ? *operands[0] : Literal(Shape::Token());
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId:
+      return ScalarU32(0);  // one replica, one partition
+    case Opcode::kCustomCall: {
+      std::string target = StringAttribute(i, "custom_call_target");
+      if (target.rfind("check.", 0) == 0) return Literal(i.shape);  // checks are the runner's business
+      return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
+    }
+    default:
+      break;
+  }
+  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return eval::EvalElementwise(i, operands);
+  return Unimplemented("the evaluator does not run " + std::string(i.OpcodeSpelling()));
+}
+
+}  // namespace
+
+StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<const Literal*>& arguments) {
+  if (arguments.size() != computation.parameters.size()) {
+    return InvalidArgument(computation.name + " takes " + std::to_string(computation.parameters.size()) +
+                           " arguments, got " + std::to_string(arguments.size()));
+  }
+  CallFn call = [](const Computation& c, const std::vector<const Literal*>& args) { return Evaluate(c, args); };
+  std::unordered_map<const Instruction*, Literal> values;
+  std::vector<const Literal*> operands;
+  for (const auto& owned : computation.instructions) {
+    const Instruction& i = *owned;
+    operands.clear();
+    for (const Instruction* o : i.operands) operands.push_back(&values.at(o));
+    auto value = EvalInstruction(i, operands, arguments, call);
+    if (!value.ok()) {
+      return Status(value.status().code(), "%" + i.name + " in " + computation.name + ": " + value.status().message());
+    }
+    values.emplace(&i, std::move(value).value());
+  }
+  return std::move(values.at(computation.root));
+}
+
+StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<const Literal*>& arguments) {
+  if (!module.entry) return InvalidArgument("module has no entry computation");
+  return Evaluate(*module.entry, arguments);
+}
+
+}  // namespace anvil::hlo

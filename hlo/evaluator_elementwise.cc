@@ -1,0 +1,468 @@
+// Elementwise ops of the reference evaluator, by the StableHLO spec. Floats
+// of every width are computed in double and rounded once into their type
+// (exact for + - * / sqrt, whose double results round correctly to any
+// narrower format); integers in 64-bit two's complement, then wrapped.
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator_internal.h"
+
+namespace anvil::hlo::eval {
+namespace {
+
+using C = std::complex<double>;
+
+Status Unsupported(const Instruction& i, ElementType t) {
+  return Unimplemented("the evaluator does not run " + std::string(i.OpcodeSpelling()) + " on " +
+                       std::string(HloName(t)));
+}
+
+int Width(ElementType t) { return Info(t).bit_width; }
+
+int64_t SignExtend(uint64_t v, int width) {
+  if (width >= 64) return static_cast<int64_t>(v);
+  uint64_t sign = uint64_t{1} << (width - 1);
+  v &= (sign << 1) - 1;
+  return static_cast<int64_t>((v ^ sign) - sign);
+}
+
+// --- reduce_precision, on the bits of f32 or f64
+
+template <typename Bits>
+Bits ReducePrecisionBits(Bits x, int src_exponent, int src_mantissa, int exponent_bits, int mantissa_bits,
+                         bool is_nan) {
+  const int nbits = 1 + src_exponent + src_mantissa;
+  Bits original = x;
+  if (mantissa_bits < src_mantissa) {
+    const Bits last = Bits{1} << (src_mantissa - mantissa_bits);
+    const Bits base_bias = (last >> 1) - 1;
+    const Bits x_last = (x & last) >> (src_mantissa - mantissa_bits);
+    x = (x + x_last + base_bias) & ~(last - 1);
+  }
+  if (exponent_bits < src_exponent) {
+    const Bits sign_mask = Bits{1} << (nbits - 1);
+    const Bits exp_mask = ((Bits{1} << src_exponent) - 1) << src_mantissa;
+    const Bits bias = (Bits{1} << (src_exponent - 1)) - 1;
+    const Bits reduced_bias = (Bits{1} << (exponent_bits - 1)) - 1;
+    const Bits max_exp = bias + reduced_bias;
+    const Bits min_exp = bias - reduced_bias;
+    const Bits e = x & exp_mask;
+    if (e > (max_exp << src_mantissa)) {
+      x = (x & sign_mask) | exp_mask;
+    } else if (e <= (min_exp << src_mantissa)) {
+      x = x & sign_mask;
+    }
+  }
+  if (is_nan) {
+    // NaN stays NaN when a mantissa bit is left to hold it; else infinity.
+    const Bits exp_mask = ((Bits{1} << src_exponent) - 1) << src_mantissa;
+    return mantissa_bits > 0 ? original : ((original & (Bits{1} << (nbits - 1))) | exp_mask);
+  }
+  return x;
+}
+
+double ReducePrecision(double v, ElementType t, int exponent_bits, int mantissa_bits) {
+  if (t == ElementType::kF64) {
+    auto bits = std::bit_cast<uint64_t>(v);
+    return std::bit_cast<double>(ReducePrecisionBits<uint64_t>(bits, 11, 52, exponent_bits, mantissa_bits, std::isnan(v)));
+  }
+  // Narrower floats are exact in f32.
+  auto bits = std::bit_cast<uint32_t>(static_cast<float>(v));
+  return std::bit_cast<float>(ReducePrecisionBits<uint32_t>(bits, 8, 23, exponent_bits, mantissa_bits, std::isnan(v)));
+}
+
+// --- unary
+
+StatusOr<double> UnaryReal(const Instruction& i, double x) {
+  switch (i.opcode) {
+    case Opcode::kAbs: return std::fabs(x);
+    case Opcode::kNegate: return -x;
+    case Opcode::kSign: return std::isnan(x) ? x : (x == 0 ? x : (x > 0 ? 1.0 : -1.0));
+    case Opcode::kFloor: return std::floor(x);
+    case Opcode::kCeil: return std::ceil(x);
+    case Opcode::kRoundNearestAfz: return std::round(x);
+    case Opcode::kRoundNearestEven: return std::nearbyint(x);
+    case Opcode::kSqrt: return std::sqrt(x);
+    case Opcode::kRsqrt: return 1.0 / std::sqrt(x);
+    case Opcode::kCbrt: return std::cbrt(x);
+    case Opcode::kExp: return std::exp(x);
+    case Opcode::kExpm1: return std::expm1(x);
+    case Opcode::kLog: return std::log(x);
+    case Opcode::kLog1p: return std::log1p(x);
+    case Opcode::kLogistic: return 1.0 / (1.0 + std::exp(-x));
+    case Opcode::kSin: return std::sin(x);
+    case Opcode::kCos: return std::cos(x);
+    case Opcode::kTan: return std::tan(x);
+    case Opcode::kTanh: return std::tanh(x);
+    case Opcode::kAsin: return std::asin(x);
+    case Opcode::kAcos: return std::acos(x);
+    case Opcode::kAtan: return std::atan(x);
+    case Opcode::kSinh: return std::sinh(x);
+    case Opcode::kCosh: return std::cosh(x);
+    case Opcode::kAsinh: return std::asinh(x);
+    case Opcode::kAcosh: return std::acosh(x);
+    case Opcode::kAtanh: return std::atanh(x);
+    case Opcode::kErf: return std::erf(x);
+    case Opcode::kCopy:
+    case Opcode::kReal: return x;
+    case Opcode::kImag: return 0.0;
+    default: return Unimplemented("");
+  }
+}
+
+StatusOr<C> UnaryComplex(const Instruction& i, C x) {
+  switch (i.opcode) {
+    case Opcode::kNegate: return -x;
+    case Opcode::kSign: return std::abs(x) == 0 ? C(0, 0) : x / std::abs(x);
+    case Opcode::kSqrt: return std::sqrt(x);
+    case Opcode::kRsqrt: return 1.0 / std::sqrt(x);
+    case Opcode::kExp: return std::exp(x);
+    case Opcode::kExpm1: return std::exp(x) - 1.0;
+    case Opcode::kLog: return std::log(x);
+    case Opcode::kLog1p: return std::log(1.0 + x);
+    case Opcode::kLogistic: return 1.0 / (1.0 + std::exp(-x));
+    case Opcode::kSin: return std::sin(x);
+    case Opcode::kCos: return std::cos(x);
+    case Opcode::kTan: return std::tan(x);
+    case Opcode::kTanh: return std::tanh(x);
+    case Opcode::kAsin: return std::asin(x);
+    case Opcode::kAcos: return std::acos(x);
+    case Opcode::kAtan: return std::atan(x);
+    case Opcode::kSinh: return std::sinh(x);
+    case Opcode::kCosh: return std::cosh(x);
+    case Opcode::kAsinh: return std::asinh(x);
+    case Opcode::kAcosh: return std::acosh(x);
+    case Opcode::kAtanh: return std::atanh(x);
+    case Opcode::kCopy: return x;
+    default: return Unimplemented("");
+  }
+}
+
+StatusOr<uint64_t> UnaryInt(const Instruction& i, uint64_t x, ElementType t) {
+  const int width = Width(t);
+  const bool is_signed = IsSignedInt(t);
+  const int64_t sx = SignExtend(x, width);
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  switch (i.opcode) {
+    case Opcode::kAbs: return is_signed && sx < 0 ? 0 - x : x;
+    case Opcode::kNegate: return 0 - x;
+    case Opcode::kSign: return is_signed ? static_cast<uint64_t>(sx > 0 ? 1 : (sx < 0 ? -1 : 0)) : (x != 0);
+    case Opcode::kNot: return IsPred(t) ? !x : ~x;
+    case Opcode::kPopulationCount: return static_cast<uint64_t>(std::popcount(x & mask));
+    case Opcode::kClz: {
+      uint64_t v = x & mask;
+      return v == 0 ? static_cast<uint64_t>(width) : static_cast<uint64_t>(std::countl_zero(v) - (64 - width));
+    }
+    case Opcode::kCopy: return x;
+    default: return Unimplemented("");
+  }
+}
+
+// --- binary
+
+uint64_t IntPower(int64_t base, int64_t exponent) {
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return static_cast<uint64_t>(exponent % 2 == 0 ? 1 : -1);
+    return 0;
+  }
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  auto e = static_cast<uint64_t>(exponent);
+  while (e) {
+    if (e & 1) result *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return result;
+}
+
+StatusOr<uint64_t> BinaryInt(const Instruction& i, uint64_t a, uint64_t b, ElementType t) {
+  const int width = Width(t);
+  const bool is_signed = IsSignedInt(t);
+  const int64_t sa = SignExtend(a, width), sb = SignExtend(b, width);
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t ua = a & mask, ub = b & mask;
+  const int64_t min_signed = width >= 64 ? INT64_MIN : -(int64_t{1} << (width - 1));
+  if (IsPred(t)) {
+    switch (i.opcode) {
+      case Opcode::kAdd: case Opcode::kOr: case Opcode::kMaximum: return (a | b) & 1;
+      case Opcode::kMultiply: case Opcode::kAnd: case Opcode::kMinimum: return (a & b) & 1;
+      case Opcode::kXor: return (a ^ b) & 1;
+      default: return Unimplemented("");
+    }
+  }
+  switch (i.opcode) {
+    case Opcode::kAdd: return a + b;
+    case Opcode::kSubtract: return a - b;
+    case Opcode::kMultiply: return a * b;
+    case Opcode::kAnd: return a & b;
+    case Opcode::kOr: return a | b;
+    case Opcode::kXor: return a ^ b;
+    case Opcode::kMaximum: return is_signed ? static_cast<uint64_t>(std::max(sa, sb)) : std::max(ua, ub);
+    case Opcode::kMinimum: return is_signed ? static_cast<uint64_t>(std::min(sa, sb)) : std::min(ua, ub);
+    case Opcode::kDivide:
+      // XLA's choices where the spec leaves it to the implementation.
+      if (ub == 0) return ~uint64_t{0};
+      if (is_signed) return sa == min_signed && sb == -1 ? a : static_cast<uint64_t>(sa / sb);
+      return ua / ub;
+    case Opcode::kRemainder:
+      if (ub == 0) return a;
+      if (is_signed) return sa == min_signed && sb == -1 ? 0 : static_cast<uint64_t>(sa % sb);
+      return ua % ub;
+    case Opcode::kPower:
+      return is_signed ? IntPower(sa, sb) : IntPower(static_cast<int64_t>(ua), static_cast<int64_t>(ub));
+    case Opcode::kShiftLeft: return ub >= static_cast<uint64_t>(width) ? 0 : ua << ub;
+    case Opcode::kShiftRightLogical: return ub >= static_cast<uint64_t>(width) ? 0 : ua >> ub;
+    case Opcode::kShiftRightArithmetic:
+      if (ub >= static_cast<uint64_t>(width)) return sa < 0 ? ~uint64_t{0} : 0;
+      return static_cast<uint64_t>(sa >> ub);
+    default: return Unimplemented("");
+  }
+}
+
+StatusOr<double> BinaryReal(const Instruction& i, double a, double b) {
+  switch (i.opcode) {
+    case Opcode::kAdd: return a + b;
+    case Opcode::kSubtract: return a - b;
+    case Opcode::kMultiply: return a * b;
+    case Opcode::kDivide: return a / b;
+    case Opcode::kRemainder: return std::fmod(a, b);
+    case Opcode::kPower: return std::pow(a, b);
+    case Opcode::kAtan2: return std::atan2(a, b);
+    case Opcode::kMaximum:
+      if (std::isnan(a) || std::isnan(b)) return std::nan("");
+      if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+      return std::max(a, b);
+    case Opcode::kMinimum:
+      if (std::isnan(a) || std::isnan(b)) return std::nan("");
+      if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+      return std::min(a, b);
+    default: return Unimplemented("");
+  }
+}
+
+StatusOr<C> BinaryComplex(const Instruction& i, C a, C b) {
+  auto less = [](C x, C y) { return x.real() < y.real() || (x.real() == y.real() && x.imag() < y.imag()); };
+  switch (i.opcode) {
+    case Opcode::kAdd: return a + b;
+    case Opcode::kSubtract: return a - b;
+    case Opcode::kMultiply: return a * b;
+    case Opcode::kDivide: return a / b;
+    case Opcode::kPower: return std::pow(a, b);
+    case Opcode::kMaximum: return less(a, b) ? b : a;
+    case Opcode::kMinimum: return less(b, a) ? b : a;
+    default: return Unimplemented("");
+  }
+}
+
+// Total order of floats by their bits, as compare's TOTALORDER wants:
+// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+int64_t TotalOrderKey(const Literal& l, int64_t k) {
+  const int width = Width(l.shape().element_type());
+  const uint64_t bits = l.GetBits(k);
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const auto magnitude = static_cast<int64_t>(bits & (sign - 1));
+  return (bits & sign) ? -magnitude - 1 : magnitude;
+}
+
+StatusOr<bool> Compare(const std::string& direction, int ordering) {
+  // ordering: -1 less, 0 equal, 1 greater, 2 unordered.
+  if (direction == "EQ") return ordering == 0;
+  if (direction == "NE") return ordering != 0;
+  if (direction == "LT") return ordering == -1;
+  if (direction == "LE") return ordering == -1 || ordering == 0;
+  if (direction == "GT") return ordering == 1;
+  if (direction == "GE") return ordering == 1 || ordering == 0;
+  return InvalidArgument("bad compare direction '" + direction + "'");
+}
+
+StatusOr<Literal> EvalCompare(const Instruction& i, const Literal& a, const Literal& b) {
+  Literal out(Shape(ElementType::kPred, i.shape.dims()));
+  const std::string direction = StringAttribute(i, "direction");
+  const std::string type = StringAttribute(i, "type");
+  const ElementType t = a.shape().element_type();
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    int ordering;
+    if (IsComplex(t)) {
+      C x = a.GetComplex(k), y = b.GetComplex(k);
+      if (direction != "EQ" && direction != "NE") {
+        return InvalidArgument("complex numbers compare only for EQ and NE");
+      }
+      ordering = x == y ? 0 : 2;
+    } else if (IsFloat(t) && type == "TOTALORDER") {
+      int64_t x = TotalOrderKey(a, k), y = TotalOrderKey(b, k);
+      ordering = x < y ? -1 : (x > y ? 1 : 0);
+    } else if (IsFloat(t)) {
+      double x = a.GetDouble(k), y = b.GetDouble(k);
+      ordering = std::isnan(x) || std::isnan(y) ? 2 : (x < y ? -1 : (x > y ? 1 : 0));
+    } else if (IsSignedInt(t)) {
+      int64_t x = a.GetInt(k), y = b.GetInt(k);
+      ordering = x < y ? -1 : (x > y ? 1 : 0);
+    } else {
+      uint64_t x = BitsAt(a, k), y = BitsAt(b, k);
+      ordering = x < y ? -1 : (x > y ? 1 : 0);
+    }
+    ANVIL_ASSIGN_OR_RETURN(bool r, Compare(direction, ordering));
+    out.SetUint(k, r);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalElementwise(const Instruction& i, const std::vector<const Literal*>& operands) {
+  if (i.opcode == Opcode::kCompare) return EvalCompare(i, *operands[0], *operands[1]);
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  const int64_t n = out.element_count();
+  const Literal& a = *operands[0];
+  const ElementType in = a.shape().element_type();
+  const ElementType result = i.shape.element_type();
+  if (i.opcode == Opcode::kSelect) {
+    const Literal& p = *operands[0];
+    for (int64_t k = 0; k < n; ++k) {
+      const Literal& pick = p.GetUint(p.element_count() == 1 ? 0 : k) ? *operands[1] : *operands[2];
+      CopyElement(pick, k, out, k);
+    }
+    return out;
+  }
+  if (i.opcode == Opcode::kClamp) {
+    const Literal& lo = *operands[0];
+    const Literal& x = *operands[1];
+    const Literal& hi = *operands[2];
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t kl = lo.element_count() == 1 ? 0 : k, kh = hi.element_count() == 1 ? 0 : k;
+      if (IsFloat(result)) {
+        double v = x.GetDouble(k), l = lo.GetDouble(kl), h = hi.GetDouble(kh);
+        double r = std::isnan(v) || std::isnan(l) || std::isnan(h) ? std::nan("") : std::min(std::max(v, l), h);
+        out.SetDouble(k, r);
+      } else if (IsSignedInt(result)) {
+        out.SetInt(k, std::min(std::max(x.GetInt(k), lo.GetInt(kl)), hi.GetInt(kh)));
+      } else if (IsIntegral(result)) {
+        out.SetUint(k, std::min(std::max(BitsAt(x, k), BitsAt(lo, kl)), BitsAt(hi, kh)));
+      } else {
+        return Unsupported(i, result);
+      }
+    }
+    return out;
+  }
+  if (i.opcode == Opcode::kReducePrecision) {
+    auto exponent = IntAttribute(i, "exponent_bits", std::nullopt);
+    auto mantissa = IntAttribute(i, "mantissa_bits", std::nullopt);
+    if (!exponent.ok()) return exponent.status();
+    if (!mantissa.ok()) return mantissa.status();
+    if (!IsFloat(in)) return Unsupported(i, in);
+    for (int64_t k = 0; k < n; ++k) {
+      out.SetDouble(k, ReducePrecision(a.GetDouble(k), in, static_cast<int>(*exponent), static_cast<int>(*mantissa)));
+    }
+    return out;
+  }
+  if (i.opcode == Opcode::kIsFinite) {
+    for (int64_t k = 0; k < n; ++k) out.SetUint(k, std::isfinite(a.GetDouble(k)));
+    return out;
+  }
+  if (i.opcode == Opcode::kComplex) {
+    for (int64_t k = 0; k < n; ++k) out.SetComplex(k, a.GetDouble(k), operands[1]->GetDouble(k));
+    return out;
+  }
+  if (IsComplex(in) && (i.opcode == Opcode::kReal || i.opcode == Opcode::kImag || i.opcode == Opcode::kAbs)) {
+    for (int64_t k = 0; k < n; ++k) {
+      C x = a.GetComplex(k);
+      out.SetDouble(k, i.opcode == Opcode::kReal ? x.real() : (i.opcode == Opcode::kImag ? x.imag() : std::abs(x)));
+    }
+    return out;
+  }
+  const bool unary = operands.size() == 1;
+  for (int64_t k = 0; k < n; ++k) {
+    if (IsComplex(in)) {
+      StatusOr<C> r = unary ? UnaryComplex(i, a.GetComplex(k)) : BinaryComplex(i, a.GetComplex(k), operands[1]->GetComplex(k));
+      if (!r.ok()) return Unsupported(i, in);
+      out.SetComplex(k, r->real(), r->imag());
+    } else if (IsFloat(in)) {
+      StatusOr<double> r = unary ? UnaryReal(i, a.GetDouble(k)) : BinaryReal(i, a.GetDouble(k), operands[1]->GetDouble(k));
+      if (!r.ok()) return Unsupported(i, in);
+      out.SetDouble(k, *r);
+    } else if (IsIntegral(in)) {
+      StatusOr<uint64_t> r = unary ? UnaryInt(i, BitsAt(a, k), in) : BinaryInt(i, BitsAt(a, k), BitsAt(*operands[1], k), in);
+      if (!r.ok()) return Unsupported(i, in);
+      SetBits(out, k, *r);
+    } else {
+      return Unsupported(i, in);
+    }
+  }
+  return out;
+}
+
+StatusOr<Literal> EvalConvert(const Instruction& i, const Literal& a) {
+  const ElementType from = a.shape().element_type();
+  const ElementType to = i.shape.element_type();
+  Literal out(Shape(to, i.shape.dims()));
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    if (IsComplex(from)) {
+      C x = a.GetComplex(k);
+      if (IsComplex(to)) {
+        out.SetComplex(k, x.real(), x.imag());
+      } else if (IsFloat(to)) {
+        out.SetDouble(k, x.real());
+      } else {
+        return Unimplemented("convert from complex to " + std::string(HloName(to)));
+      }
+    } else if (IsFloat(from)) {
+      double x = a.GetDouble(k);
+      if (IsFloat(to) || IsComplex(to)) {
+        out.SetComplex(k, x, 0);
+      } else if (IsPred(to)) {
+        out.SetUint(k, x != 0);
+      } else {
+        // Float to integer: NaN to 0, out-of-range saturates (XLA's choice).
+        if (std::isnan(x)) {
+          out.SetUint(k, 0);
+        } else if (IsSignedInt(to)) {
+          const int w = Width(to);
+          const double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1);
+          int64_t v = x <= lo ? static_cast<int64_t>(lo) : (x >= hi ? (w >= 64 ? INT64_MAX : (int64_t{1} << (w - 1)) - 1)
+                                                                      : static_cast<int64_t>(std::trunc(x)));
+          SetBits(out, k, static_cast<uint64_t>(v));
+        } else {
+          const int w = Width(to);
+          const double hi = std::ldexp(1.0, w);
+          uint64_t v = x <= 0 ? 0 : (x >= hi ? (w >= 64 ? UINT64_MAX : (uint64_t{1} << w) - 1)
+                                             : static_cast<uint64_t>(std::trunc(x)));
+          SetBits(out, k, v);
+        }
+      }
+    } else if (IsIntegral(from)) {
+      if (IsFloat(to) || IsComplex(to)) {
+        double x = IsSignedInt(from) ? static_cast<double>(a.GetInt(k)) : static_cast<double>(BitsAt(a, k));
+        if (to == ElementType::kF32 && IsIntegral(from)) {
+          // Round the integer straight to f32, not through double.
+          float f = IsSignedInt(from) ? static_cast<float>(a.GetInt(k)) : static_cast<float>(BitsAt(a, k));
+          out.SetF32(k, f);
+        } else {
+          out.SetComplex(k, x, 0);
+        }
+      } else if (IsPred(to)) {
+        out.SetUint(k, BitsAt(a, k) != 0);
+      } else {
+        SetBits(out, k, BitsAt(a, k));
+      }
+    } else {
+      return Unimplemented("convert from " + std::string(HloName(from)));
+    }
+  }
+  return out;
+}
+
+StatusOr<Literal> EvalBitcastConvert(const Instruction& i, const Literal& a) {
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  const int from_bits = Info(a.shape().element_type()).bit_width;
+  const int to_bits = Info(i.shape.element_type()).bit_width;
+  if (from_bits % 8 != 0 || to_bits % 8 != 0 || a.data().size() != out.data().size()) {
+    return Unimplemented("bitcast-convert between sub-byte types");
+  }
+  out.mutable_data() = a.data();  // both little-endian, row-major
+  return out;
+}
+
+}  // namespace anvil::hlo::eval

@@ -1,0 +1,49 @@
+// Shared pieces of the reference evaluator's op files. Internal to hlo/.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "hlo/ir.h"
+#include "hlo/literal.h"
+#include "hlo/status.h"
+
+namespace anvil::hlo::eval {
+
+// Row-major strides of `dims`.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+// The multi-index of linear element `linear`.
+void Unflatten(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64_t>& index);
+int64_t Flatten(const std::vector<int64_t>& index, const std::vector<int64_t>& strides);
+
+// Copies element `from` of `src` into element `to` of `dst` (same type).
+void CopyElement(const Literal& src, int64_t from, Literal& dst, int64_t to);
+
+// Evaluates a called computation (a reducer, a comparator, a loop body).
+using CallFn = std::function<StatusOr<Literal>(const Computation&, const std::vector<const Literal*>&)>;
+
+// Each returns the value of `i` given its operands' values.
+StatusOr<Literal> EvalElementwise(const Instruction& i, const std::vector<const Literal*>& operands);
+StatusOr<Literal> EvalConvert(const Instruction& i, const Literal& operand);
+StatusOr<Literal> EvalBitcastConvert(const Instruction& i, const Literal& operand);
+StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Literal*>& operands);
+StatusOr<Literal> EvalReduce(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
+StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const Literal*>& operands,
+                                   const CallFn& call);
+StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Literal& rhs);
+StatusOr<Literal> EvalSort(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
+StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
+
+// Scalars of every class, for the element loops.
+bool IsIntegral(ElementType t);
+// A real number's value as double (floats, integers, pred).
+double RealAt(const Literal& l, int64_t k);
+std::complex<double> ComplexAt(const Literal& l, int64_t k);
+// Integers as 64-bit two's complement (sign- or zero-extended).
+uint64_t BitsAt(const Literal& l, int64_t k);
+void SetReal(Literal& l, int64_t k, double v);
+void SetBits(Literal& l, int64_t k, uint64_t v);
+
+}  // namespace anvil::hlo::eval

@@ -1,0 +1,259 @@
+// Ops of the reference evaluator that combine elements through a called
+// computation or a contraction: reduce, reduce-window, dot, sort, map.
+#include <algorithm>
+#include <numeric>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator_internal.h"
+
+namespace anvil::hlo::eval {
+namespace {
+
+// A scalar literal holding element `k` of `l`.
+Literal ScalarOf(const Literal& l, int64_t k) {
+  Literal s(Shape(l.shape().element_type(), {}));
+  CopyElement(l, k, s, 0);
+  return s;
+}
+
+// The i-th value of a result that is one array or a tuple of them.
+const Literal& Part(const Literal& l, size_t i) { return l.shape().IsTuple() ? l.tuple_elements()[i] : l; }
+
+Literal Pack(std::vector<Literal> parts) {
+  if (parts.size() == 1) return std::move(parts[0]);
+  std::vector<Shape> shapes;
+  for (const Literal& p : parts) shapes.push_back(p.shape());
+  Literal t(Shape::Tuple(shapes));
+  t.mutable_tuple_elements() = std::move(parts);
+  return t;
+}
+
+template <typename Less>
+void MergeSort(std::vector<int64_t>& v, Less less) {
+  std::vector<int64_t> tmp(v.size());
+  for (size_t width = 1; width < v.size(); width *= 2) {
+    for (size_t lo = 0; lo < v.size(); lo += 2 * width) {
+      size_t mid = std::min(lo + width, v.size()), hi = std::min(lo + 2 * width, v.size());
+      size_t a = lo, b = mid, out = lo;
+      while (a < mid && b < hi) tmp[out++] = less(v[b], v[a]) ? v[b++] : v[a++];
+      while (a < mid) tmp[out++] = v[a++];
+      while (b < hi) tmp[out++] = v[b++];
+    }
+    v.swap(tmp);
+  }
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalReduce(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call) {
+  const size_t n = operands.size() / 2;
+  ANVIL_ASSIGN_OR_RETURN(auto reduced, IntListAttribute(i, "dimensions"));
+  const Computation& body = *i.called_computations.at(0);
+  const auto& in_dims = operands[0]->shape().dims();
+  std::vector<int64_t> kept;
+  for (int d = 0; d < static_cast<int>(in_dims.size()); ++d) {
+    if (!std::count(reduced.begin(), reduced.end(), d)) kept.push_back(d);
+  }
+  std::vector<int64_t> out_dims;
+  for (int64_t d : kept) out_dims.push_back(in_dims[d]);
+  const auto out_strides = Strides(out_dims);
+  const int64_t out_count = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1}, std::multiplies<>());
+  // Accumulators start at the init values.
+  std::vector<std::vector<Literal>> acc(static_cast<size_t>(out_count));
+  for (auto& a : acc) {
+    for (size_t v = 0; v < n; ++v) a.push_back(ScalarOf(*operands[n + v], 0));
+  }
+  std::vector<int64_t> index, out_index(kept.size());
+  for (int64_t k = 0; k < operands[0]->element_count(); ++k) {
+    Unflatten(k, in_dims, index);
+    for (size_t d = 0; d < kept.size(); ++d) out_index[d] = index[kept[d]];
+    auto& a = acc[static_cast<size_t>(Flatten(out_index, out_strides))];
+    std::vector<Literal> xs;
+    std::vector<const Literal*> args;
+    for (size_t v = 0; v < n; ++v) args.push_back(&a[v]);
+    for (size_t v = 0; v < n; ++v) xs.push_back(ScalarOf(*operands[v], k));
+    for (size_t v = 0; v < n; ++v) args.push_back(&xs[v]);
+    ANVIL_ASSIGN_OR_RETURN(Literal r, call(body, args));
+    for (size_t v = 0; v < n; ++v) a[v] = Part(r, v);
+  }
+  std::vector<Literal> results;
+  for (size_t v = 0; v < n; ++v) {
+    Literal out(Shape(operands[n + v]->shape().element_type(), out_dims));
+    for (int64_t k = 0; k < out_count; ++k) CopyElement(acc[static_cast<size_t>(k)][v], 0, out, k);
+    results.push_back(std::move(out));
+  }
+  return Pack(std::move(results));
+}
+
+StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const Literal*>& operands,
+                                   const CallFn& call) {
+  const size_t n = operands.size() / 2;
+  const Attribute* w = i.FindAttribute("window");
+  ANVIL_ASSIGN_OR_RETURN(auto window, ParseWindow(w ? w->value : ""));
+  const Computation& body = *i.called_computations.at(0);
+  const auto& in_dims = operands[0]->shape().dims();
+  const auto in_strides = Strides(in_dims);
+  const Shape& first = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
+  const auto& out_dims = first.dims();
+  std::vector<Literal> results;
+  for (size_t v = 0; v < n; ++v) results.emplace_back(Shape(operands[n + v]->shape().element_type(), out_dims));
+  std::vector<int64_t> out_index, window_index, window_dims;
+  for (const WindowDim& d : window) window_dims.push_back(d.size);
+  int64_t window_count = std::accumulate(window_dims.begin(), window_dims.end(), int64_t{1}, std::multiplies<>());
+  std::vector<int64_t> in_index(in_dims.size());
+  for (int64_t k = 0; k < results[0].element_count(); ++k) {
+    Unflatten(k, out_dims, out_index);
+    std::vector<Literal> acc;
+    for (size_t v = 0; v < n; ++v) acc.push_back(ScalarOf(*operands[n + v], 0));
+    for (int64_t wk = 0; wk < window_count; ++wk) {
+      Unflatten(wk, window_dims, window_index);
+      bool inside = true;
+      for (size_t d = 0; d < in_dims.size() && inside; ++d) {
+        const WindowDim& wd = window[d];
+        // Position in the padded, base-dilated input.
+        int64_t p = out_index[d] * wd.stride + window_index[d] * wd.window_dilation - wd.pad_low;
+        if (p < 0 || p % wd.base_dilation != 0) {
+          inside = false;
+          break;
+        }
+        p /= wd.base_dilation;
+        inside = p < in_dims[d];
+        in_index[d] = p;
+      }
+      if (!inside) continue;
+      int64_t from = Flatten(in_index, in_strides);
+      std::vector<Literal> xs;
+      std::vector<const Literal*> args;
+      for (size_t v = 0; v < n; ++v) args.push_back(&acc[v]);
+      for (size_t v = 0; v < n; ++v) xs.push_back(ScalarOf(*operands[v], from));
+      for (size_t v = 0; v < n; ++v) args.push_back(&xs[v]);
+      ANVIL_ASSIGN_OR_RETURN(Literal r, call(body, args));
+      for (size_t v = 0; v < n; ++v) acc[v] = Part(r, v);
+    }
+    for (size_t v = 0; v < n; ++v) CopyElement(acc[v], 0, results[v], k);
+  }
+  return Pack(std::move(results));
+}
+
+StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Literal& rhs) {
+  ANVIL_ASSIGN_OR_RETURN(auto lb, IntListAttribute(i, "lhs_batch_dims"));
+  ANVIL_ASSIGN_OR_RETURN(auto rb, IntListAttribute(i, "rhs_batch_dims"));
+  ANVIL_ASSIGN_OR_RETURN(auto lc, IntListAttribute(i, "lhs_contracting_dims"));
+  ANVIL_ASSIGN_OR_RETURN(auto rc, IntListAttribute(i, "rhs_contracting_dims"));
+  const auto& ld = lhs.shape().dims();
+  const auto& rd = rhs.shape().dims();
+  auto free_dims = [](int rank, const std::vector<int64_t>& b, const std::vector<int64_t>& c) {
+    std::vector<int64_t> f;
+    for (int d = 0; d < rank; ++d) {
+      if (!std::count(b.begin(), b.end(), d) && !std::count(c.begin(), c.end(), d)) f.push_back(d);
+    }
+    return f;
+  };
+  const auto lf = free_dims(lhs.shape().rank(), lb, lc);
+  const auto rf = free_dims(rhs.shape().rank(), rb, rc);
+  std::vector<int64_t> contract_dims;
+  for (int64_t d : lc) contract_dims.push_back(ld[d]);
+  const int64_t contract_count =
+      std::accumulate(contract_dims.begin(), contract_dims.end(), int64_t{1}, std::multiplies<>());
+  const ElementType t = i.shape.element_type();
+  Literal out(Shape(t, i.shape.dims()));
+  const auto ls = Strides(ld), rs = Strides(rd);
+  std::vector<int64_t> out_index, c_index, l_index(ld.size()), r_index(rd.size());
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    Unflatten(k, out.shape().dims(), out_index);
+    size_t pos = 0;
+    for (size_t b = 0; b < lb.size(); ++b, ++pos) {
+      l_index[lb[b]] = out_index[pos];
+      r_index[rb[b]] = out_index[pos];
+    }
+    for (int64_t d : lf) l_index[d] = out_index[pos++];
+    for (int64_t d : rf) r_index[d] = out_index[pos++];
+    std::complex<double> sum_c = 0;
+    double sum = 0;
+    uint64_t sum_i = 0;
+    for (int64_t c = 0; c < contract_count; ++c) {
+      Unflatten(c, contract_dims, c_index);
+      for (size_t j = 0; j < lc.size(); ++j) {
+        l_index[lc[j]] = c_index[j];
+        r_index[rc[j]] = c_index[j];
+      }
+      int64_t li = Flatten(l_index, ls), ri = Flatten(r_index, rs);
+      if (IsComplex(t)) {
+        sum_c += lhs.GetComplex(li) * rhs.GetComplex(ri);
+      } else if (IsFloat(t)) {
+        sum += lhs.GetDouble(li) * rhs.GetDouble(ri);
+      } else if (IsPred(t)) {
+        sum_i |= BitsAt(lhs, li) & BitsAt(rhs, ri);
+      } else {
+        sum_i += BitsAt(lhs, li) * BitsAt(rhs, ri);
+      }
+    }
+    if (IsComplex(t)) {
+      out.SetComplex(k, sum_c.real(), sum_c.imag());
+    } else if (IsFloat(t)) {
+      out.SetDouble(k, sum);
+    } else {
+      SetBits(out, k, sum_i);
+    }
+  }
+  return out;
+}
+
+StatusOr<Literal> EvalSort(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call) {
+  ANVIL_ASSIGN_OR_RETURN(auto dims, IntListAttribute(i, "dimensions"));
+  const int64_t dim = dims.at(0);
+  const Computation& comparator = *i.called_computations.at(0);
+  const auto& shape_dims = operands[0]->shape().dims();
+  const auto strides = Strides(shape_dims);
+  const int64_t length = shape_dims[dim];
+  std::vector<Literal> results;
+  for (const Literal* o : operands) results.emplace_back(*o);
+  std::vector<int64_t> index;
+  Status error = OkStatus();
+  for (int64_t k = 0; k < operands[0]->element_count(); ++k) {
+    Unflatten(k, shape_dims, index);
+    if (index[dim] != 0) continue;  // one pass per row along `dim`
+    std::vector<int64_t> order(static_cast<size_t>(length));
+    std::iota(order.begin(), order.end(), 0);
+    auto at = [&](int64_t p) { return k + p * strides[dim]; };
+    // A merge sort of our own: stable, and safe with a comparator that is
+    // not a strict weak order (std::stable_sort may then read out of range).
+    MergeSort(order, [&](int64_t a, int64_t b) {
+      if (!error.ok()) return false;
+      std::vector<Literal> scalars;
+      for (const Literal* o : operands) {
+        scalars.push_back(ScalarOf(*o, at(a)));
+        scalars.push_back(ScalarOf(*o, at(b)));
+      }
+      std::vector<const Literal*> args;
+      for (const Literal& s : scalars) args.push_back(&s);
+      auto r = call(comparator, args);
+      if (!r.ok()) {
+        error = r.status();
+        return false;
+      }
+      return r->GetUint(0) != 0;
+    });
+    if (!error.ok()) return error;
+    for (size_t v = 0; v < operands.size(); ++v) {
+      for (int64_t p = 0; p < length; ++p) CopyElement(*operands[v], at(order[p]), results[v], at(p));
+    }
+  }
+  return Pack(std::move(results));
+}
+
+StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call) {
+  const Computation& body = *i.called_computations.at(0);
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    std::vector<Literal> scalars;
+    for (const Literal* o : operands) scalars.push_back(ScalarOf(*o, k));
+    std::vector<const Literal*> args;
+    for (const Literal& s : scalars) args.push_back(&s);
+    ANVIL_ASSIGN_OR_RETURN(Literal r, call(body, args));
+    CopyElement(r, 0, out, k);
+  }
+  return out;
+}
+
+}  // namespace anvil::hlo::eval

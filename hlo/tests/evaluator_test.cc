@@ -1,0 +1,116 @@
+#include "hlo/evaluator.h"
+
+#include <gtest/gtest.h>
+
+#include "hlo/hlo_parser.h"
+#include "hlo/stablehlo_parser.h"
+
+namespace anvil::hlo {
+namespace {
+
+// Evaluates the entry of `text` (no parameters) and prints the result.
+std::string EvalText(const std::string& text) {
+  auto m = ParseHloModule(text);
+  if (!m.ok()) return "parse: " + m.status().message();
+  auto r = EvaluateModule(**m, {});
+  if (!r.ok()) return "eval: " + r.status().message();
+  return r->ToString();
+}
+
+std::string Entry(const std::string& body) { return "HloModule m\nENTRY e {\n" + body + "\n}\n"; }
+
+TEST(Evaluator, IntegerArithmeticWrapsAndDividesLikeXla) {
+  EXPECT_EQ(EvalText(Entry("  a = s8[4] constant({127, -128, 7, -7})\n  b = s8[4] constant({1, -1, 0, 2})\n"
+                      "  ROOT r = s8[4] add(a, b)")),
+            "{-128, 127, 7, -5}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[4] constant({7, -7, 5, -2147483648})\n  b = s32[4] constant({2, 2, 0, -1})\n"
+                      "  ROOT r = s32[4] divide(a, b)")),
+            "{3, -3, -1, -2147483648}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[3] constant({7, -7, 5})\n  b = s32[3] constant({2, 2, 0})\n"
+                      "  ROOT r = s32[3] remainder(a, b)")),
+            "{1, -1, 5}");
+  EXPECT_EQ(EvalText(Entry("  a = u8[3] constant({1, 128, 255})\n  b = u8[3] constant({1, 1, 9})\n"
+                      "  ROOT r = u8[3] shift-left(a, b)")),
+            "{2, 0, 0}");
+  EXPECT_EQ(EvalText(Entry("  a = s8[2] constant({-128, 64})\n  b = s8[2] constant({9, 1})\n"
+                      "  ROOT r = s8[2] shift-right-arithmetic(a, b)")),
+            "{-1, 32}");
+}
+
+TEST(Evaluator, FloatsFollowIeee) {
+  EXPECT_EQ(EvalText(Entry("  a = f32[3] constant({1, -0, nan})\n  b = f32[3] constant({0, 0, 1})\n"
+                      "  ROOT r = f32[3] maximum(a, b)")),
+            "{1, 0, nan}");
+  EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({1, -1})\n  b = f32[2] constant({0, 0})\n  ROOT r = f32[2] divide(a, b)")),
+            "{inf, -inf}");
+  // 0.333984375 and 0.427734375 exactly, printed as the shortest text that reads back.
+  EXPECT_EQ(EvalText(Entry("  a = bf16[2] constant({1, 3})\n  b = bf16[2] constant({3, 7})\n  ROOT r = bf16[2] divide(a, b)")),
+            "{0.33398438, 0.42773438}");
+  EXPECT_EQ(EvalText(Entry("  a = f32[4] constant({1e10, -1e10, nan, 2.7})\n  ROOT r = s8[4] convert(a)")),
+            "{127, -128, 0, 2}");
+  EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({1.00048828125, 100000})\n"
+                      "  ROOT r = f32[2] reduce-precision(a), exponent_bits=5, mantissa_bits=10")),
+            "{1, inf}");
+}
+
+TEST(Evaluator, ComparesWithTotalOrder) {
+  EXPECT_EQ(EvalText(Entry("  a = f32[3] constant({-0, nan, 1})\n  b = f32[3] constant({0, nan, 2})\n"
+                      "  ROOT r = pred[3] compare(a, b), direction=LT, type=TOTALORDER")),
+            "{true, false, true}");
+  EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({nan, 1})\n  ROOT r = pred[2] compare(a, a), direction=EQ")),
+            "{false, true}");
+}
+
+TEST(Evaluator, ShapeOps) {
+  EXPECT_EQ(EvalText(Entry("  a = s32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n  ROOT t = s32[3,2] transpose(a), dimensions={1,0}")),
+            "{{1, 4}, {2, 5}, {3, 6}}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[2] constant({1, 2})\n  ROOT b = s32[2,3] broadcast(a), dimensions={0}")),
+            "{{1, 1, 1}, {2, 2, 2}}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[5] iota(), iota_dimension=0\n  ROOT s = s32[2] slice(a), slice={[1:5:2]}")), "{1, 3}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[2] constant({1, 2})\n  z = s32[] constant(0)\n  ROOT p = s32[6] pad(a, z), padding=1_0_2")),
+            "{0, 1, 0, 0, 2, 0}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[4] constant({1, 2, 3, 4})\n  i = s32[] constant(3)\n"
+                      "  ROOT d = s32[2] dynamic-slice(a, i), dynamic_slice_sizes={2}")),
+            "{3, 4}");  // start clamped into range
+  EXPECT_EQ(EvalText(Entry("  a = s32[3,2] constant({{1, 2}, {3, 4}, {5, 6}})\n  i = s32[2,1] constant({{2}, {0}})\n"
+                      "  ROOT g = s32[2,2] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+                      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}")),
+            "{{5, 6}, {1, 2}}");
+}
+
+TEST(Evaluator, ReduceDotSortWhile) {
+  const std::string add = "add {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT s = s32[] add(x, y)\n}\n";
+  EXPECT_EQ(EvalText("HloModule m\n" + add + "ENTRY e {\n  a = s32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n"
+                "  z = s32[] constant(0)\n  ROOT r = s32[2] reduce(a, z), dimensions={1}, to_apply=add\n}\n"),
+            "{6, 15}");
+  EXPECT_EQ(EvalText("HloModule m\n" + add + "ENTRY e {\n  a = s32[4] constant({1, 2, 3, 4})\n  z = s32[] constant(0)\n"
+                "  ROOT r = s32[3] reduce-window(a, z), window={size=2 pad=0_1}, to_apply=add\n}\n"),
+            "{3, 5, 7}");
+  EXPECT_EQ(EvalText(Entry("  a = f32[2,2] constant({{1, 2}, {3, 4}})\n  b = f32[2,2] constant({{5, 6}, {7, 8}})\n"
+                      "  ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")),
+            "{{19, 22}, {43, 50}}");
+  EXPECT_EQ(EvalText("HloModule m\nlt {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  c = s32[] parameter(2)\n"
+                "  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"
+                "ENTRY e {\n  k = s32[4] constant({3, 1, 3, 0})\n  v = s32[4] constant({0, 1, 2, 3})\n"
+                "  s = (s32[4], s32[4]) sort(k, v), dimensions={0}, is_stable=true, to_apply=lt\n"
+                "  ROOT r = s32[4] get-tuple-element(s), index=1\n}\n"),
+            "{3, 1, 0, 2}");
+  EXPECT_EQ(EvalText("HloModule m\ncond {\n  s = (s32[]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                "  n = s32[] constant(10)\n  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+                "body {\n  s = (s32[]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                "  one = s32[] constant(3)\n  j = s32[] add(i, one)\n  ROOT t = (s32[]) tuple(j)\n}\n"
+                "ENTRY e {\n  z = s32[] constant(0)\n  t = (s32[]) tuple(z)\n"
+                "  w = (s32[]) while(t), condition=cond, body=body\n  ROOT r = s32[] get-tuple-element(w), index=0\n}\n"),
+            "12");
+}
+
+TEST(Evaluator, SaysWhatItCannotRun) {
+  EXPECT_EQ(EvalText(Entry("  a = f32[4] constant({1, 2, 3, 4})\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"foo\"")),
+            "eval: %r in e: the evaluator does not run custom-call \"foo\"");
+  EXPECT_EQ(EvalText(Entry("  a = f32[4] parameter(0)\n  ROOT r = f32[4] negate(a)")), "eval: e takes 1 arguments, got 0");
+  EXPECT_EQ(EvalText(Entry("  ROOT c = f32[4] constant({...})")),
+            "eval: %c in e: constant %c is elided ({...}); fill it before evaluating");
+}
+
+}  // namespace
+}  // namespace anvil::hlo
