@@ -5,5 +5,6 @@ namespace anvil::tools {
 
 int ParseCommand(int argc, char** argv);
 int PluginsCommand(int argc, char** argv);
+int ConformanceCommand(int argc, char** argv);
 
 }  // namespace anvil::tools

@@ -1,0 +1,125 @@
+// A plugin through the public C ABI, exactly as a framework would drive it.
+#include <cstring>
+
+#include "anvil/anvil.h"
+#include "conformance/backend.h"
+#include "hlo/printer.h"
+
+namespace anvil::conformance {
+namespace {
+
+hlo::Status Take(anvil_status* s) {
+  if (!s) return hlo::OkStatus();
+  hlo::Status status(static_cast<hlo::StatusCode>(anvil_status_get_code(s)), anvil_status_get_message(s));
+  anvil_status_free(s);
+  return status;
+}
+
+class PluginBackend : public Backend {
+ public:
+  ~PluginBackend() override { anvil_status_free(anvil_client_destroy(client_)); }
+
+  static hlo::StatusOr<std::unique_ptr<Backend>> Create(const std::string& plugin) {
+    auto backend = std::unique_ptr<PluginBackend>(new PluginBackend());
+    backend->name_ = plugin;
+    anvil_client_options options{};
+    options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+    options.load_all_plugins = 0;
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_create(&options, &backend->client_)));
+    anvil_plugin_load_args load{};
+    load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
+    load.name = plugin.c_str();
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_load_plugin(backend->client_, &load)));
+    size_t devices = 0;
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_device_count(backend->client_, &devices)));
+    if (devices == 0) return hlo::NotFound("plugin '" + plugin + "' has no device");
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_device(backend->client_, 0, &backend->device_)));
+    return std::unique_ptr<Backend>(std::move(backend));
+  }
+
+  std::string name() const override { return name_; }
+
+  hlo::StatusOr<std::vector<hlo::Literal>> Run(const hlo::Module& module,
+                                               const std::vector<hlo::Literal>& arguments) override {
+    const std::string text = hlo::Print(module);
+    anvil_compile_args compile{};
+    compile.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
+    compile.program = text.data();
+    compile.program_size = text.size();
+    compile.format = "hlo";
+    compile.device = device_;
+    anvil_executable* exe = nullptr;
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_compile(client_, &compile, &exe)));
+    std::vector<anvil_buffer*> inputs;
+    auto cleanup = [&](std::vector<anvil_buffer*>& buffers) {
+      for (anvil_buffer* b : buffers) anvil_status_free(anvil_buffer_destroy(b));
+      buffers.clear();
+    };
+    hlo::Status status = hlo::OkStatus();
+    for (const hlo::Literal& a : arguments) {
+      anvil_buffer_from_host_args args{};
+      args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+      args.device = device_;
+      args.data = a.data().data();
+      args.element_type = static_cast<int32_t>(a.shape().element_type());
+      args.dims = a.shape().dims().data();
+      args.num_dims = a.shape().dims().size();
+      anvil_buffer* b = nullptr;
+      status = Take(anvil_buffer_from_host(client_, &args, &b, nullptr));
+      if (!status.ok()) break;
+      inputs.push_back(b);
+    }
+    std::vector<hlo::Literal> results;
+    size_t result_count = 0;
+    std::vector<anvil_buffer*> outputs;
+    if (status.ok()) status = Take(anvil_executable_result_count(exe, &result_count));
+    if (status.ok()) {
+      outputs.assign(result_count, nullptr);
+      anvil_execute_args run{};
+      run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
+      run.inputs = inputs.data();
+      run.num_inputs = inputs.size();
+      anvil_event* done = nullptr;
+      status = Take(anvil_executable_execute(exe, &run, outputs.data(), &done));
+      if (status.ok()) {
+        status = Take(anvil_event_await(done));
+        anvil_status_free(anvil_event_destroy(done));
+      } else {
+        outputs.clear();
+      }
+    }
+    for (size_t r = 0; status.ok() && r < outputs.size(); ++r) {
+      int32_t type = 0;
+      const int64_t* dims = nullptr;
+      size_t rank = 0;
+      status = Take(anvil_executable_result_shape(exe, r, &type, &dims, &rank));
+      if (!status.ok()) break;
+      hlo::Literal out(hlo::Shape(static_cast<hlo::ElementType>(type), std::vector<int64_t>(dims, dims + rank)));
+      anvil_event* copied = nullptr;
+      status = Take(anvil_buffer_to_host(outputs[r], out.mutable_data().data(), out.mutable_data().size(), &copied));
+      if (!status.ok()) break;
+      status = Take(anvil_event_await(copied));
+      anvil_status_free(anvil_event_destroy(copied));
+      results.push_back(std::move(out));
+    }
+    cleanup(inputs);
+    cleanup(outputs);
+    anvil_status_free(anvil_executable_destroy(exe));
+    if (!status.ok()) return status;
+    return results;
+  }
+
+ private:
+  PluginBackend() = default;
+  std::string name_;
+  anvil_client* client_ = nullptr;
+  anvil_device* device_ = nullptr;
+};
+
+}  // namespace
+
+hlo::StatusOr<std::unique_ptr<Backend>> MakePluginBackend(const std::string& name) {
+  return PluginBackend::Create(name);
+}
+
+}  // namespace anvil::conformance

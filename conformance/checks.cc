@@ -1,0 +1,205 @@
+#include "conformance/checks.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <complex>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "hlo/attributes.h"
+#include "hlo/canonicalize.h"
+
+namespace anvil::conformance {
+namespace {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Literal;
+using hlo::Opcode;
+using hlo::Status;
+
+// Options the lowering kept in backend_config: `{tolerance = 0.1, ...}`.
+std::map<std::string, std::string> Options(const Instruction& i) {
+  std::map<std::string, std::string> options;
+  std::string config = hlo::StringAttribute(i, "backend_config");
+  if (config.size() >= 2 && config.front() == '{') config = config.substr(1, config.size() - 2);
+  size_t start = 0;
+  while (start < config.size()) {
+    size_t comma = config.find(',', start);
+    std::string item = config.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      auto trim = [](std::string s) {
+        size_t a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
+        return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+      };
+      options[trim(item.substr(0, eq))] = trim(item.substr(eq + 1));
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return options;
+}
+
+// ULP distance between two values of one float format, counting subnormals
+// and across zero, as StableHLO's check.expect_close does.
+uint64_t UlpDistance(ElementType t, uint64_t a_bits, uint64_t b_bits, double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : UINT64_MAX;
+  if (std::isinf(a) || std::isinf(b)) return a == b ? 0 : UINT64_MAX;
+  const int width = hlo::Info(t).bit_width;
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  uint64_t ma = a_bits & (sign - 1), mb = b_bits & (sign - 1);
+  if ((a_bits & sign) != (b_bits & sign)) return ma + mb;
+  return ma > mb ? ma - mb : mb - ma;
+}
+
+std::string Describe(const Literal& l, int64_t k) { return l.ElementToString(k); }
+
+Status Mismatch(const Check& check, const Literal& actual, const Literal& expected, int64_t k, std::string extra = "") {
+  return hlo::InvalidArgument(check.kind + ": element " + std::to_string(k) + " is " + Describe(actual, k) +
+                              ", expected " + Describe(expected, k) + extra);
+}
+
+}  // namespace
+
+hlo::StatusOr<std::vector<Check>> LiftChecks(hlo::Module& module) {
+  ANVIL_RETURN_IF_ERROR(hlo::InlineCalls(module));
+  hlo::Computation& entry = *module.entry;
+  std::vector<Check> checks;
+  std::vector<Instruction*> outputs;
+  auto output_of = [&](Instruction* value) {
+    outputs.push_back(value);
+    return static_cast<int>(outputs.size()) - 1;
+  };
+  for (const auto& owned : entry.instructions) {
+    Instruction& i = *owned;
+    if (i.opcode != Opcode::kCustomCall) continue;
+    std::string target = hlo::StringAttribute(i, "custom_call_target");
+    if (target.rfind("check.", 0) != 0) continue;
+    Check check;
+    check.kind = target.substr(6);
+    if (check.kind == "expect_serialized_eq") {
+      return hlo::Unimplemented("check.expect_serialized_eq compares with the interpreter's probe files");
+    }
+    if (check.kind == "eq") check.kind = "expect_eq";  // check.eq: the same comparison, as a value
+    if (i.operands.size() != 2) return hlo::InvalidArgument(target + " needs two operands");
+    auto options = Options(i);
+    if (options.count("tolerance")) check.tolerance = std::strtod(options["tolerance"].c_str(), nullptr);
+    if (options.count("max_ulp_difference")) check.max_ulp_difference = std::strtoull(options["max_ulp_difference"].c_str(), nullptr, 10);
+    if (options.count("min_ulp_difference")) check.min_ulp_difference = std::strtoull(options["min_ulp_difference"].c_str(), nullptr, 10);
+    check.actual = output_of(i.operands[0]);
+    check.expected = output_of(i.operands[1]);
+    checks.push_back(check);
+  }
+  if (checks.empty()) return checks;
+  // The checked values become the outputs; the check calls themselves go
+  // (as does whatever only they or the old root needed).
+  auto tuple = std::make_unique<Instruction>();
+  tuple->opcode = Opcode::kTuple;
+  tuple->name = "conformance.checked_values";
+  std::vector<hlo::Shape> shapes;
+  for (Instruction* o : outputs) shapes.push_back(o->shape);
+  tuple->shape = hlo::Shape::Tuple(shapes);
+  tuple->operands = outputs;
+  std::set<const Instruction*> used = {entry.root};
+  for (const auto& other : entry.instructions) {
+    for (const Instruction* o : other->operands) used.insert(o);
+  }
+  std::vector<std::unique_ptr<Instruction>> kept;
+  for (auto& owned : entry.instructions) {
+    bool is_check = owned->opcode == Opcode::kCustomCall &&
+                    hlo::StringAttribute(*owned, "custom_call_target").rfind("check.", 0) == 0;
+    if (is_check) {
+      // A check.eq used as a value (its i1 result returned) just drops out;
+      // anything reading it reads a constant true.
+      if (used.count(owned.get())) {
+        owned->opcode = Opcode::kConstant;
+        owned->operands.clear();
+        owned->attributes.clear();
+        Literal yes(owned->shape);
+        if (owned->shape.IsArray()) {
+          for (int64_t k = 0; k < yes.element_count(); ++k) yes.SetUint(k, 1);
+        }
+        owned->literal = std::move(yes);
+        kept.push_back(std::move(owned));
+      }
+      continue;
+    }
+    kept.push_back(std::move(owned));
+  }
+  entry.instructions = std::move(kept);
+  entry.root = entry.AddInstruction(std::move(tuple));
+  hlo::RemoveDeadCode(module);
+  return checks;
+}
+
+Status Compare(const Check& check, const Literal& actual, const Literal& expected) {
+  const ElementType t = actual.shape().element_type();
+  if (!actual.shape().Compatible(expected.shape())) {
+    return hlo::InvalidArgument(check.kind + ": shapes differ: " + actual.shape().ToString(false) + " vs " +
+                                expected.shape().ToString(false));
+  }
+  const bool is_close = check.kind == "expect_close";
+  const bool is_almost = check.kind == "expect_almost_eq" || check.kind == "expect_almost_eq_const";
+  for (int64_t k = 0; k < actual.element_count(); ++k) {
+    if (hlo::IsFloat(t) || hlo::IsComplex(t)) {
+      const ElementType part = hlo::ComponentType(t);
+      std::complex<double> a = actual.GetComplex(k), e = expected.GetComplex(k);
+      // Bits of each component, for ULP distances.
+      const int size = hlo::Info(part).byte_size;
+      auto bits = [&](const Literal& l, int component) {
+        uint64_t b = 0;
+        std::memcpy(&b, l.data().data() + k * hlo::Info(t).byte_size + component * size, size);
+        return b;
+      };
+      const int components = hlo::IsComplex(t) ? 2 : 1;
+      for (int c = 0; c < components; ++c) {
+        double x = c == 0 ? a.real() : a.imag(), y = c == 0 ? e.real() : e.imag();
+        if (is_close) {
+          uint64_t d = UlpDistance(part, bits(actual, c), bits(expected, c), x, y);
+          if (d > check.max_ulp_difference || d < check.min_ulp_difference) {
+            return Mismatch(check, actual, expected, k, " (" + std::to_string(d) + " ULP apart, allowed " +
+                                                            std::to_string(check.min_ulp_difference) + ".." +
+                                                            std::to_string(check.max_ulp_difference) + ")");
+          }
+        } else if (is_almost) {
+          bool same = x == y || (std::isnan(x) && std::isnan(y)) ||
+                      (std::isfinite(x) && std::isfinite(y) && std::signbit(x) == std::signbit(y) &&
+                       std::fabs(x - y) <= check.tolerance);
+          if (!same) return Mismatch(check, actual, expected, k, " (tolerance " + std::to_string(check.tolerance) + ")");
+        } else {
+          // Exact: equal values, or both NaN.
+          bool same = x == y || (std::isnan(x) && std::isnan(y));
+          if (!same) return Mismatch(check, actual, expected, k);
+        }
+      }
+    } else if (actual.GetBits(k) != expected.GetBits(k) && actual.GetInt(k) != expected.GetInt(k)) {
+      return Mismatch(check, actual, expected, k);
+    }
+  }
+  return hlo::OkStatus();
+}
+
+Status CompareResults(const Literal& actual, const Literal& expected) {
+  if (actual.shape().IsTuple()) {
+    if (!expected.shape().IsTuple() || actual.tuple_elements().size() != expected.tuple_elements().size()) {
+      return hlo::InvalidArgument("result tuples differ in size");
+    }
+    for (size_t i = 0; i < actual.tuple_elements().size(); ++i) {
+      Status s = CompareResults(actual.tuple_elements()[i], expected.tuple_elements()[i]);
+      if (!s.ok()) return hlo::InvalidArgument("result " + std::to_string(i) + ": " + s.message());
+    }
+    return hlo::OkStatus();
+  }
+  Check close;
+  close.kind = "expect_close";
+  close.max_ulp_difference = 16;  // transcendental ops may differ by a few ULP between implementations
+  Check exact;
+  exact.kind = "expect_eq";
+  const ElementType t = actual.shape().element_type();
+  return Compare(hlo::IsFloat(t) || hlo::IsComplex(t) ? close : exact, actual, expected);
+}
+
+}  // namespace anvil::conformance

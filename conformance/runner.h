@@ -1,0 +1,39 @@
+// The conformance runner: runs the corpora's programs on a backend and says,
+// per test, passed, failed or skipped, and why.
+//
+// StableHLO programs that check (check.* ops, @check.* custom calls) run with
+// their checked values as outputs and are compared on the host by each
+// check's rule; every function nobody calls is one test. Programs without
+// checks (XLA HLO files) run on the backend and on the reference evaluator
+// with the same deterministic inputs, and the results are compared.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "conformance/backend.h"
+
+namespace anvil::conformance {
+
+struct TestResult {
+  std::string file;
+  std::string function;
+  std::string family;  // the op the file tests ("add", "reduce_window"), for the report
+  enum class Status { kPassed, kFailed, kSkipped } status = Status::kPassed;
+  std::string reason;
+  double seconds = 0;
+};
+
+const char* StatusName(TestResult::Status status);
+
+// Runs every .mlir and .hlo under each path (files or folders, walked in
+// sorted order). `progress` (may be null) is called after each test.
+std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Backend& backend,
+                                       void (*progress)(const TestResult&) = nullptr);
+
+// One JSON record per test: file, function, status, reason, time.
+std::string ToJson(const std::vector<TestResult>& results);
+// A Markdown table per op family: passed, failed, skipped, with reasons.
+std::string ToReport(const std::vector<TestResult>& results, const std::string& backend);
+
+}  // namespace anvil::conformance

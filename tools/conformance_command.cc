@@ -1,0 +1,84 @@
+// `anvil conformance --plugin NAME [--json FILE] [--report FILE] PATH...`:
+// runs the corpora's programs on a plugin (through the C ABI) or on the
+// reference evaluator (`--plugin reference`) and ends with
+// `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "conformance/runner.h"
+#include "tools/commands.h"
+
+namespace anvil::tools {
+namespace {
+
+bool verbose = false;
+
+void Progress(const conformance::TestResult& r) {
+  if (r.status == conformance::TestResult::Status::kPassed && !verbose) return;
+  std::fprintf(stderr, "%s %s:%s: %s\n", conformance::StatusName(r.status), r.file.c_str(), r.function.c_str(),
+               r.reason.c_str());
+}
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage: anvil conformance --plugin NAME|reference [--json FILE] [--report FILE] [-v] PATH...\n");
+}
+
+}  // namespace
+
+int ConformanceCommand(int argc, char** argv) {
+  std::string plugin, json, report;
+  std::vector<std::string> paths;
+  for (int k = 0; k < argc; ++k) {
+    std::string a = argv[k];
+    if (a == "--plugin" && k + 1 < argc) {
+      plugin = argv[++k];
+    } else if (a == "--json" && k + 1 < argc) {
+      json = argv[++k];
+    } else if (a == "--report" && k + 1 < argc) {
+      report = argv[++k];
+    } else if (a == "-v" || a == "--verbose") {
+      verbose = true;
+    } else if (a == "--help" || a == "-h") {
+      Usage(stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "anvil conformance: unknown option '%s'\n", a.c_str());
+      Usage(stderr);
+      return 2;
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (plugin.empty() || paths.empty()) {
+    Usage(stderr);
+    return 2;
+  }
+  std::unique_ptr<conformance::Backend> backend;
+  if (plugin == "reference") {
+    backend = conformance::MakeReferenceBackend();
+  } else {
+    auto made = conformance::MakePluginBackend(plugin);
+    if (!made.ok()) {
+      std::fprintf(stderr, "anvil conformance: %s\n", made.status().message().c_str());
+      return 1;
+    }
+    backend = std::move(made).value();
+  }
+  auto results = conformance::RunConformance(paths, *backend, &Progress);
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& r : results) {
+    if (r.status == conformance::TestResult::Status::kPassed) ++passed;
+    if (r.status == conformance::TestResult::Status::kFailed) ++failed;
+    if (r.status == conformance::TestResult::Status::kSkipped) ++skipped;
+  }
+  if (!json.empty()) std::ofstream(json) << conformance::ToJson(results);
+  if (!report.empty()) std::ofstream(report) << conformance::ToReport(results, backend->name());
+  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace anvil::tools
