@@ -61,6 +61,8 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kDot: return eval::EvalDot(i, *operands[0], *operands[1]);
     case Opcode::kSort: return eval::EvalSort(i, operands, call);
     case Opcode::kMap: return eval::EvalMap(i, operands, call);
+    case Opcode::kScatter: return eval::EvalScatter(i, operands, call);
+    case Opcode::kSelectAndScatter: return eval::EvalSelectAndScatter(i, operands, call);
     case Opcode::kCall: return call(*i.called_computations.at(0), operands);
     case Opcode::kWhile: {
       const Attribute* ca = i.FindAttribute("condition");

@@ -34,6 +34,9 @@ StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const
                                    const CallFn& call);
 StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Literal& rhs);
 StatusOr<Literal> EvalSort(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
+StatusOr<Literal> EvalScatter(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
+StatusOr<Literal> EvalSelectAndScatter(const Instruction& i, const std::vector<const Literal*>& operands,
+                                       const CallFn& call);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Scalars of every class, for the element loops.
