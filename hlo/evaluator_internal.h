@@ -37,6 +37,10 @@ StatusOr<Literal> EvalSort(const Instruction& i, const std::vector<const Literal
 StatusOr<Literal> EvalScatter(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 StatusOr<Literal> EvalSelectAndScatter(const Instruction& i, const std::vector<const Literal*>& operands,
                                        const CallFn& call);
+StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, const Literal& rhs);
+StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, const Literal& b);
+StatusOr<Literal> EvalFft(const Instruction& i, const Literal& operand);
+StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& operand);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Scalars of every class, for the element loops.

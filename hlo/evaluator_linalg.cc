@@ -1,0 +1,258 @@
+// Convolution, triangular solve, FFT and top-k for the reference evaluator.
+// Accumulation is in double (or complex<double>, or 64-bit integers) and
+// rounded once into the result type.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <numeric>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator_internal.h"
+
+namespace anvil::hlo::eval {
+namespace {
+
+using C = std::complex<double>;
+
+void Store(Literal& out, int64_t k, C value, uint64_t integer) {
+  ElementType t = out.shape().element_type();
+  if (IsComplex(t)) {
+    out.SetComplex(k, value.real(), value.imag());
+  } else if (IsFloat(t)) {
+    out.SetDouble(k, value.real());
+  } else {
+    SetBits(out, k, integer);
+  }
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, const Literal& rhs) {
+  const Attribute* labels = i.FindAttribute("dim_labels");
+  if (!labels) return InvalidArgument("convolution needs dim_labels");
+  ANVIL_ASSIGN_OR_RETURN(ConvDimensionNumbers dn, ParseDimLabels(labels->value));
+  const size_t spatial = dn.input_spatial.size();
+  std::vector<WindowDim> window(spatial);
+  if (const Attribute* w = i.FindAttribute("window")) {
+    ANVIL_ASSIGN_OR_RETURN(window, ParseWindow(w->value));
+  }
+  ANVIL_ASSIGN_OR_RETURN(int64_t feature_groups, IntAttribute(i, "feature_group_count", 1));
+  ANVIL_ASSIGN_OR_RETURN(int64_t batch_groups, IntAttribute(i, "batch_group_count", 1));
+  const auto& ld = lhs.shape().dims();
+  const auto& rd = rhs.shape().dims();
+  const auto ls = Strides(ld), rs = Strides(rd);
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  const int64_t out_features = out.shape().dim(static_cast<int>(dn.output_feature));
+  const int64_t in_batch = ld[dn.input_batch];
+  const int64_t kernel_in = rd[dn.kernel_input_feature];
+  const int64_t out_batch = in_batch / batch_groups;
+  std::vector<int64_t> kernel_spatial_dims;
+  for (int64_t d : dn.kernel_spatial) kernel_spatial_dims.push_back(rd[d]);
+  const int64_t window_count =
+      std::accumulate(kernel_spatial_dims.begin(), kernel_spatial_dims.end(), int64_t{1}, std::multiplies<>());
+  const bool complex = IsComplex(lhs.shape().element_type());
+  const bool floating = IsFloat(lhs.shape().element_type());
+  std::vector<int64_t> out_index, window_index, l_index(ld.size()), r_index(rd.size());
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    Unflatten(k, out.shape().dims(), out_index);
+    const int64_t b = out_index[dn.output_batch];
+    const int64_t f = out_index[dn.output_feature];
+    const int64_t feature_group = f / (out_features / feature_groups);
+    const int64_t batch_group = f / (out_features / batch_groups);
+    C sum = 0;
+    uint64_t sum_i = 0;
+    for (int64_t wk = 0; wk < window_count; ++wk) {
+      Unflatten(wk, kernel_spatial_dims, window_index);
+      bool inside = true;
+      for (size_t s = 0; s < spatial && inside; ++s) {
+        const WindowDim& w = window[s];
+        int64_t p = out_index[dn.output_spatial[s]] * w.stride + window_index[s] * w.window_dilation - w.pad_low;
+        if (p < 0 || p % w.base_dilation != 0) {
+          inside = false;
+          break;
+        }
+        p /= w.base_dilation;
+        inside = p < ld[dn.input_spatial[s]];
+        l_index[dn.input_spatial[s]] = p;
+        r_index[dn.kernel_spatial[s]] = w.reversal ? kernel_spatial_dims[s] - 1 - window_index[s] : window_index[s];
+      }
+      if (!inside) continue;
+      l_index[dn.input_batch] = batch_group * out_batch + b;
+      r_index[dn.kernel_output_feature] = f;
+      for (int64_t c = 0; c < kernel_in; ++c) {
+        l_index[dn.input_feature] = feature_group * kernel_in + c;
+        r_index[dn.kernel_input_feature] = c;
+        const int64_t li = Flatten(l_index, ls), ri = Flatten(r_index, rs);
+        if (complex) {
+          sum += lhs.GetComplex(li) * rhs.GetComplex(ri);
+        } else if (floating) {
+          sum += lhs.GetDouble(li) * rhs.GetDouble(ri);
+        } else {
+          sum_i += BitsAt(lhs, li) * BitsAt(rhs, ri);
+        }
+      }
+    }
+    Store(out, k, sum, sum_i);
+  }
+  return out;
+}
+
+StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, const Literal& b) {
+  const bool left = BoolAttribute(i, "left_side");
+  bool lower = BoolAttribute(i, "lower");
+  const bool unit = BoolAttribute(i, "unit_diagonal");
+  const std::string transpose = StringAttribute(i, "transpose_a");
+  const int rank = a.shape().rank();
+  const int64_t m = a.shape().dim(rank - 1);
+  const int64_t rows = b.shape().dim(rank - 2), cols = b.shape().dim(rank - 1);
+  const int64_t batches = a.element_count() / std::max<int64_t>(1, m * m);
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    // op(A), using only the triangle `lower` names.
+    std::vector<C> t(static_cast<size_t>(m * m));
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t c = 0; c < m; ++c) {
+        bool in_triangle = lower ? c <= r : c >= r;
+        C v = in_triangle ? a.GetComplex(batch * m * m + r * m + c) : C(0);
+        if (r == c && unit) v = 1;
+        if (transpose == "NO_TRANSPOSE") {
+          t[r * m + c] = v;
+        } else {
+          t[c * m + r] = transpose == "ADJOINT" ? std::conj(v) : v;
+        }
+      }
+    }
+    bool t_lower = transpose == "NO_TRANSPOSE" ? lower : !lower;
+    // Solve T x = y for each column (left side) or x T = y for each row
+    // (right side, as T^T x^T = y^T).
+    const int64_t systems = left ? cols : rows;
+    for (int64_t s = 0; s < systems; ++s) {
+      std::vector<C> x(static_cast<size_t>(m));
+      auto rhs_at = [&](int64_t e) {
+        return b.GetComplex(batch * rows * cols + (left ? e * cols + s : s * cols + e));
+      };
+      auto coeff = [&](int64_t r, int64_t c) { return left ? t[r * m + c] : t[c * m + r]; };
+      bool forward = left ? t_lower : !t_lower;
+      for (int64_t step = 0; step < m; ++step) {
+        int64_t e = forward ? step : m - 1 - step;
+        C acc = rhs_at(e);
+        for (int64_t o = 0; o < m; ++o) {
+          if (o != e && (forward ? o < e : o > e)) acc -= coeff(e, o) * x[o];
+        }
+        x[e] = acc / coeff(e, e);
+      }
+      for (int64_t e = 0; e < m; ++e) {
+        int64_t k = batch * rows * cols + (left ? e * cols + s : s * cols + e);
+        if (IsComplex(out.shape().element_type())) {
+          out.SetComplex(k, x[e].real(), x[e].imag());
+        } else {
+          out.SetDouble(k, x[e].real());
+        }
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<Literal> EvalFft(const Instruction& i, const Literal& in) {
+  const std::string type = StringAttribute(i, "fft_type");
+  ANVIL_ASSIGN_OR_RETURN(auto lengths, IntListAttribute(i, "fft_length"));
+  const int rank = in.shape().rank();
+  const int n_dims = static_cast<int>(lengths.size());
+  // Work on a complex copy shaped like the full (not halved) signal.
+  std::vector<int64_t> dims = in.shape().dims();
+  if (type == "IRFFT") dims.back() = lengths.back();
+  std::vector<C> data(static_cast<size_t>(std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>())));
+  const auto strides = Strides(dims);
+  std::vector<int64_t> index;
+  for (size_t k = 0; k < data.size(); ++k) {
+    Unflatten(static_cast<int64_t>(k), dims, index);
+    if (type == "IRFFT") {
+      // Rebuild the Hermitian-symmetric half the input leaves out.
+      int64_t last = index.back(), n = dims.back(), stored = in.shape().dims().back();
+      bool mirrored = last >= stored;
+      std::vector<int64_t> src = index;
+      if (mirrored) {
+        for (int d = rank - n_dims; d < rank; ++d) src[d] = (dims[d] - index[d]) % dims[d];
+      }
+      src.back() = mirrored ? (n - last) % n : last;
+      auto in_strides = Strides(in.shape().dims());
+      C v = in.GetComplex(Flatten(src, in_strides));
+      data[k] = mirrored ? std::conj(v) : v;
+    } else {
+      data[k] = in.GetComplex(static_cast<int64_t>(k));
+    }
+  }
+  const bool inverse = type == "IFFT" || type == "IRFFT";
+  for (int d = rank - n_dims; d < rank; ++d) {
+    const int64_t n = dims[d];
+    std::vector<C> line(static_cast<size_t>(n)), result(static_cast<size_t>(n));
+    for (size_t k = 0; k < data.size(); ++k) {
+      Unflatten(static_cast<int64_t>(k), dims, index);
+      if (index[d] != 0) continue;
+      for (int64_t e = 0; e < n; ++e) line[e] = data[k + e * strides[d]];
+      for (int64_t f = 0; f < n; ++f) {
+        C sum = 0;
+        for (int64_t e = 0; e < n; ++e) {
+          double angle = (inverse ? 2.0 : -2.0) * M_PI * static_cast<double>((f * e) % n) / static_cast<double>(n);
+          sum += line[e] * C(std::cos(angle), std::sin(angle));
+        }
+        result[f] = inverse ? sum / static_cast<double>(n) : sum;
+      }
+      for (int64_t e = 0; e < n; ++e) data[k + e * strides[d]] = result[e];
+    }
+  }
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  const auto out_strides = Strides(out.shape().dims());
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    Unflatten(k, out.shape().dims(), index);
+    C v = data[static_cast<size_t>(Flatten(index, strides))];
+    if (IsComplex(out.shape().element_type())) {
+      out.SetComplex(k, v.real(), v.imag());
+    } else {
+      out.SetDouble(k, v.real());
+    }
+  }
+  (void)out_strides;
+  return out;
+}
+
+StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& in) {
+  ANVIL_ASSIGN_OR_RETURN(int64_t k, IntAttribute(i, "k", std::nullopt));
+  const bool largest = StringAttribute(i, "largest") != "false";
+  const auto& dims = in.shape().dims();
+  const int64_t n = dims.back();
+  const int64_t rows = n == 0 ? 0 : in.element_count() / n;
+  const Shape& value_shape = i.shape.tuple_elements().at(0);
+  const Shape& index_shape = i.shape.tuple_elements().at(1);
+  Literal values(Shape(value_shape.element_type(), value_shape.dims()));
+  Literal indices(Shape(index_shape.element_type(), index_shape.dims()));
+  const ElementType t = in.shape().element_type();
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    auto key = [&](int64_t e) {
+      double v = IsFloat(t) ? in.GetDouble(r * n + e) : static_cast<double>(in.GetInt(r * n + e));
+      if (IsUnsignedInt(t)) v = static_cast<double>(BitsAt(in, r * n + e));
+      return v;
+    };
+    // NaN sorts above everything, ties keep index order.
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      double x = key(a), y = key(b);
+      if (std::isnan(x) || std::isnan(y)) return largest ? (std::isnan(x) && !std::isnan(y)) : (!std::isnan(x) && std::isnan(y));
+      return largest ? x > y : x < y;
+    });
+    for (int64_t e = 0; e < k && e < n; ++e) {
+      CopyElement(in, r * n + order[e], values, r * k + e);
+      indices.SetInt(r * k + e, order[e]);
+    }
+  }
+  std::vector<Literal> parts;
+  parts.push_back(std::move(values));
+  parts.push_back(std::move(indices));
+  Literal tuple(i.shape);
+  tuple.mutable_tuple_elements() = std::move(parts);
+  return tuple;
+}
+
+}  // namespace anvil::hlo::eval
