@@ -45,7 +45,12 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     }
     case Opcode::kGetTupleElement: {
       ANVIL_ASSIGN_OR_RETURN(int64_t index, IntAttribute(i, "index", std::nullopt));
-      return operands[0]->tuple_elements().at(static_cast<size_t>(index));
+      const auto& parts = operands[0]->tuple_elements();
+      if (index < 0 || index >= static_cast<int64_t>(parts.size())) {
+        return Internal("get-tuple-element " + std::to_string(index) + " of a value with " +
+                        std::to_string(parts.size()) + " elements");
+      }
+      return parts[static_cast<size_t>(index)];
     }
     case Opcode::kConvert: return eval::EvalConvert(i, *operands[0]);
     case Opcode::kBitcastConvert: return eval::EvalBitcastConvert(i, *operands[0]);
@@ -106,6 +111,7 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kCustomCall: {
       std::string target = StringAttribute(i, "custom_call_target");
       if (target.rfind("check.", 0) == 0) return Literal(i.shape);  // checks are the runner's business
+      if (target.rfind("chlo.", 0) == 0) return eval::EvalChlo(i, target.substr(5), operands);
       return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
     }
     default:

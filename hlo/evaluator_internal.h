@@ -4,6 +4,7 @@
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "hlo/ir.h"
@@ -41,6 +42,8 @@ StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, cons
 StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, const Literal& b);
 StatusOr<Literal> EvalFft(const Instruction& i, const Literal& operand);
 StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& operand);
+// `op` is the chlo name after "chlo." (lgamma, digamma, erf_inv, mulhi...).
+StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Scalars of every class, for the element loops.

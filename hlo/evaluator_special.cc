@@ -1,0 +1,124 @@
+// The chlo functions that reach the IR as named custom calls ("chlo.lgamma",
+// ...), for the reference evaluator.
+#include <cmath>
+#include <cstring>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator_internal.h"
+
+namespace anvil::hlo::eval {
+namespace {
+
+double Digamma(double x) {
+  if (std::isnan(x)) return x;
+  if (x <= 0 && x == std::floor(x)) return std::nan("");
+  double result = 0;
+  if (x < 0) {
+    // Reflection: psi(1 - x) - psi(x) = pi * cot(pi * x).
+    return Digamma(1 - x) - M_PI / std::tan(M_PI * x);
+  }
+  while (x < 6) {
+    result -= 1 / x;
+    x += 1;
+  }
+  // Asymptotic series.
+  double f = 1 / (x * x);
+  double t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))));
+  return result + std::log(x) - 0.5 / x + t;
+}
+
+double ErfInv(double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return std::nan("");
+  if (y == 1) return INFINITY;
+  if (y == -1) return -INFINITY;
+  // Giles' single-precision approximation, then Newton steps on erf.
+  double w = -std::log((1 - y) * (1 + y)), x;
+  if (w < 5) {
+    w -= 2.5;
+    x = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941}) {
+      x = c + x * w;
+    }
+  } else {
+    w = std::sqrt(w) - 3;
+    x = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682}) {
+      x = c + x * w;
+    }
+  }
+  x *= y;
+  for (int step = 0; step < 3; ++step) {
+    double err = std::erf(x) - y;
+    x -= err / (2 / std::sqrt(M_PI) * std::exp(-x * x));
+  }
+  return x;
+}
+
+double BesselI1e(double x) {
+  double a = std::fabs(x);
+  double v;
+  if (a > 500) {
+    // Asymptotic expansion of e^-x I1(x).
+    v = 1 / std::sqrt(2 * M_PI * a) * (1 - 3 / (8 * a) - 15 / (128 * a * a));
+  } else {
+    v = std::cyl_bessel_i(1.0, a) * std::exp(-a);
+  }
+  return x < 0 ? -v : v;
+}
+
+// The next representable value after x toward y, on x's own format.
+uint64_t NextAfterBits(const Literal& xs, int64_t k, double x, double y) {
+  const ElementType t = xs.shape().element_type();
+  const int width = Info(t).bit_width;
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  uint64_t bits = xs.GetBits(k);
+  if (x == 0) return (std::signbit(y) ? sign : 0) | 1;
+  return ((x < y) == (x > 0)) ? bits + 1 : bits - 1;
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const std::vector<const Literal*>& operands) {
+  if (!i.shape.IsArray() || operands.empty()) return Unimplemented("the evaluator does not run chlo." + op);
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  const Literal& a = *operands.at(0);
+  const ElementType t = a.shape().element_type();
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    if (op == "lgamma" && IsFloat(t)) {
+      out.SetDouble(k, std::lgamma(a.GetDouble(k)));
+    } else if (op == "digamma" && IsFloat(t)) {
+      out.SetDouble(k, Digamma(a.GetDouble(k)));
+    } else if (op == "erf_inv" && IsFloat(t)) {
+      out.SetDouble(k, ErfInv(a.GetDouble(k)));
+    } else if (op == "erfc" && IsFloat(t)) {
+      out.SetDouble(k, std::erfc(a.GetDouble(k)));
+    } else if (op == "erf" && IsFloat(t)) {
+      out.SetDouble(k, std::erf(a.GetDouble(k)));
+    } else if (op == "bessel_i1e" && IsFloat(t)) {
+      out.SetDouble(k, BesselI1e(a.GetDouble(k)));
+    } else if (op == "next_after" && IsFloat(t)) {
+      double x = a.GetDouble(k), y = operands.at(1)->GetDouble(k);
+      if (std::isnan(x) || std::isnan(y)) {
+        out.SetNan(k, false, std::nullopt);
+      } else if (x == y) {
+        CopyElement(*operands[1], k, out, k);
+      } else {
+        uint64_t bits = NextAfterBits(a, k, x, y);
+        std::memcpy(out.mutable_data().data() + k * Info(t).byte_size, &bits, Info(t).byte_size);
+      }
+    } else if (op == "mulhi" && IsInteger(t)) {
+      const int width = Info(t).bit_width;
+      __int128 product = IsSignedInt(t) ? static_cast<__int128>(a.GetInt(k)) * operands.at(1)->GetInt(k)
+                                        : static_cast<__int128>(static_cast<unsigned __int128>(BitsAt(a, k)) *
+                                                                BitsAt(*operands.at(1), k));
+      SetBits(out, k, static_cast<uint64_t>(product >> width));
+    } else {
+      return Unimplemented("the evaluator does not run chlo." + op + " on " + std::string(HloName(t)));
+    }
+  }
+  return out;
+}
+
+}  // namespace anvil::hlo::eval
