@@ -156,6 +156,7 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
   const int64_t contract_count =
       std::accumulate(contract_dims.begin(), contract_dims.end(), int64_t{1}, std::multiplies<>());
   const ElementType t = i.shape.element_type();
+  const bool single = IsFloat(t) && t != ElementType::kF64;
   Literal out(Shape(t, i.shape.dims()));
   const auto ls = Strides(ld), rs = Strides(rd);
   std::vector<int64_t> out_index, c_index, l_index(ld.size()), r_index(rd.size());
@@ -171,6 +172,11 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
     std::complex<double> sum_c = 0;
     double sum = 0;
     uint64_t sum_i = 0;
+    // Single-precision results accumulate in single precision, rounding
+    // after every step as a device would; the corpus's expected values are
+    // computed that way, and differ from a double sum where terms cancel.
+    std::complex<float> sum_cf = 0;
+    float sum_f = 0;
     for (int64_t c = 0; c < contract_count; ++c) {
       Unflatten(c, contract_dims, c_index);
       for (size_t j = 0; j < lc.size(); ++j) {
@@ -178,8 +184,13 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
         r_index[rc[j]] = c_index[j];
       }
       int64_t li = Flatten(l_index, ls), ri = Flatten(r_index, rs);
-      if (IsComplex(t)) {
+      if (t == ElementType::kC64) {
+        std::complex<float> a(lhs.GetComplex(li)), b(rhs.GetComplex(ri));
+        sum_cf += a * b;
+      } else if (IsComplex(t)) {
         sum_c += lhs.GetComplex(li) * rhs.GetComplex(ri);
+      } else if (single) {
+        sum_f += static_cast<float>(lhs.GetDouble(li)) * static_cast<float>(rhs.GetDouble(ri));
       } else if (IsFloat(t)) {
         sum += lhs.GetDouble(li) * rhs.GetDouble(ri);
       } else if (IsPred(t)) {
@@ -188,8 +199,12 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
         sum_i += BitsAt(lhs, li) * BitsAt(rhs, ri);
       }
     }
-    if (IsComplex(t)) {
+    if (t == ElementType::kC64) {
+      out.SetComplex(k, sum_cf.real(), sum_cf.imag());
+    } else if (IsComplex(t)) {
       out.SetComplex(k, sum_c.real(), sum_c.imag());
+    } else if (single) {
+      out.SetDouble(k, sum_f);
     } else if (IsFloat(t)) {
       out.SetDouble(k, sum);
     } else {

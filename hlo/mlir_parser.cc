@@ -886,6 +886,19 @@ StatusOr<ModuleSyntax> Parser::ParseModule() {
 Status Parser::ParseDenseElement(Literal& literal, int64_t index) {
   ElementType t = literal.shape().element_type();
   c_.SkipBlanks();
+  if (IsComplex(t)) {
+    // `(re, im)`; either part may be written by its bits (0x7FC00000).
+    ANVIL_RETURN_IF_ERROR(c_.Expect("("));
+    Literal parts(Shape(ComponentType(t), {2}));
+    for (int part = 0; part < 2; ++part) {
+      if (part == 1) ANVIL_RETURN_IF_ERROR(c_.Expect(","));
+      ANVIL_RETURN_IF_ERROR(ParseDenseElement(parts, part));
+    }
+    ANVIL_RETURN_IF_ERROR(c_.Expect(")"));
+    const size_t size = static_cast<size_t>(Info(t).byte_size);
+    std::memcpy(literal.mutable_data().data() + static_cast<size_t>(index) * size, parts.data().data(), size);
+    return OkStatus();
+  }
   if (IsFloat(t) && c_.PeekRaw() == '0' && (c_.PeekRaw(1) == 'x' || c_.PeekRaw(1) == 'X')) {
     // MLIR writes special floats by their bits: 0x7FC00000.
     ANVIL_ASSIGN_OR_RETURN(int64_t bits, c_.ReadInt());
