@@ -231,16 +231,21 @@ StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& in) {
   for (int64_t r = 0; r < rows; ++r) {
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
-    auto key = [&](int64_t e) {
-      double v = IsFloat(t) ? in.GetDouble(r * n + e) : static_cast<double>(in.GetInt(r * n + e));
-      if (IsUnsignedInt(t)) v = static_cast<double>(BitsAt(in, r * n + e));
-      return v;
+    // Floats rank by their total order (-NaN < -inf < ... < +inf < +NaN),
+    // integers by value; ties keep index order.
+    auto key = [&](int64_t e) -> std::pair<int64_t, uint64_t> {
+      const int64_t at = r * n + e;
+      if (IsFloat(t)) {
+        const int width = Info(t).bit_width;
+        const uint64_t bits = in.GetBits(at), sign = uint64_t{1} << (width - 1);
+        const auto magnitude = static_cast<int64_t>(bits & (sign - 1));
+        return {(bits & sign) ? -magnitude - 1 : magnitude, 0};
+      }
+      if (IsSignedInt(t)) return {in.GetInt(at), 0};
+      return {0, BitsAt(in, at)};
     };
-    // NaN sorts above everything, ties keep index order.
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      double x = key(a), y = key(b);
-      if (std::isnan(x) || std::isnan(y)) return largest ? (std::isnan(x) && !std::isnan(y)) : (!std::isnan(x) && std::isnan(y));
-      return largest ? x > y : x < y;
+      return largest ? key(a) > key(b) : key(a) < key(b);
     });
     for (int64_t e = 0; e < k && e < n; ++e) {
       CopyElement(in, r * n + order[e], values, r * k + e);
