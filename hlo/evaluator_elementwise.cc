@@ -456,12 +456,34 @@ StatusOr<Literal> EvalConvert(const Instruction& i, const Literal& a) {
 
 StatusOr<Literal> EvalBitcastConvert(const Instruction& i, const Literal& a) {
   Literal out(Shape(i.shape.element_type(), i.shape.dims()));
-  const int from_bits = Info(a.shape().element_type()).bit_width;
-  const int to_bits = Info(i.shape.element_type()).bit_width;
-  if (from_bits % 8 != 0 || to_bits % 8 != 0 || a.data().size() != out.data().size()) {
-    return Unimplemented("bitcast-convert between sub-byte types");
+  const ElementType from = a.shape().element_type(), to = i.shape.element_type();
+  const int from_bits = Info(from).bit_width, to_bits = Info(to).bit_width;
+  if (from_bits % 8 == 0 && to_bits % 8 == 0 && a.data().size() == out.data().size()) {
+    out.mutable_data() = a.data();  // both little-endian, row-major
+    return out;
   }
-  out.mutable_data() = a.data();  // both little-endian, row-major
+  // Widths differ (and the shape gains or loses a last dimension), or one
+  // side is narrower than a byte: stream the bits, lowest first.
+  std::vector<bool> bits;
+  bits.reserve(static_cast<size_t>(a.element_count() * from_bits));
+  for (int64_t k = 0; k < a.element_count(); ++k) {
+    uint64_t v = 0;
+    if (IsComplex(from)) return Unimplemented("bitcast-convert of complex values to another width");
+    v = a.GetBits(k);
+    for (int b = 0; b < from_bits; ++b) bits.push_back((v >> b) & 1);
+  }
+  if (static_cast<int64_t>(bits.size()) != out.element_count() * to_bits) {
+    return InvalidArgument("bitcast-convert changes the number of bits");
+  }
+  for (int64_t k = 0; k < out.element_count(); ++k) {
+    uint64_t v = 0;
+    for (int b = 0; b < to_bits; ++b) v |= static_cast<uint64_t>(bits[static_cast<size_t>(k * to_bits + b)]) << b;
+    if (IsFloat(to) || IsComplex(to)) {
+      std::memcpy(out.mutable_data().data() + k * Info(to).byte_size, &v, Info(to).byte_size);
+    } else {
+      SetBits(out, k, v);
+    }
+  }
   return out;
 }
 
