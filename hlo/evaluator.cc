@@ -105,6 +105,12 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kAfterAll:
     case Opcode::kAddDependency:
       return op == Opcode::kAddDependency ? *operands[0] : Literal(Shape::Token());
+    case Opcode::kGetDimensionSize: {
+      ANVIL_ASSIGN_OR_RETURN(auto dims, IntListAttribute(i, "dimensions"));
+      Literal size(i.shape);
+      size.SetInt(0, operands[0]->shape().dim(static_cast<int>(dims.at(0))));
+      return size;
+    }
     case Opcode::kReplicaId:
     case Opcode::kPartitionId:
       return ScalarU32(0);  // one replica, one partition

@@ -135,6 +135,7 @@ StatusOr<C> UnaryComplex(const Instruction& i, C x) {
     case Opcode::kAsinh: return std::asinh(x);
     case Opcode::kAcosh: return std::acosh(x);
     case Opcode::kAtanh: return std::atanh(x);
+    case Opcode::kCbrt: return std::pow(x, 1.0 / 3.0);
     case Opcode::kCopy: return x;
     default: return Unimplemented("");
   }
@@ -251,6 +252,11 @@ StatusOr<C> BinaryComplex(const Instruction& i, C a, C b) {
     case Opcode::kMultiply: return a * b;
     case Opcode::kDivide: return a / b;
     case Opcode::kPower: return std::pow(a, b);
+    case Opcode::kAtan2: {
+      // atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), for complex y and x.
+      const C i1(0, 1);
+      return -i1 * std::log((b + i1 * a) / std::sqrt(b * b + a * a));
+    }
     case Opcode::kMaximum: return less(a, b) ? b : a;
     case Opcode::kMinimum: return less(b, a) ? b : a;
     default: return Unimplemented("");
@@ -405,8 +411,16 @@ StatusOr<Literal> EvalConvert(const Instruction& i, const Literal& a) {
         out.SetComplex(k, x.real(), x.imag());
       } else if (IsFloat(to)) {
         out.SetDouble(k, x.real());
+      } else if (IsPred(to)) {
+        out.SetUint(k, x.real() != 0);  // like every complex-to-real conversion: the real part
       } else {
-        return Unimplemented("convert from complex to " + std::string(HloName(to)));
+        // The real part, converted as a float would be.
+        Literal real(Shape::Scalar(ElementType::kF64));
+        real.SetDouble(0, x.real());
+        Instruction scalar;
+        scalar.shape = Shape::Scalar(to);
+        ANVIL_ASSIGN_OR_RETURN(Literal converted, EvalConvert(scalar, real));
+        CopyElement(converted, 0, out, k);
       }
     } else if (IsFloat(from)) {
       double x = a.GetDouble(k);

@@ -25,6 +25,18 @@ void Store(Literal& out, int64_t k, C value, uint64_t integer) {
   }
 }
 
+// e^(-+2 pi i m / n), exact at quarter turns so that, as in an exact DFT,
+// what cancels comes out as zero rather than as rounding residue.
+C Twiddle(int64_t m, int64_t n, bool inverse) {
+  if ((4 * m) % n == 0) {
+    static const C kQuarter[] = {C(1, 0), C(0, -1), C(-1, 0), C(0, 1)};
+    C q = kQuarter[(4 * m / n) % 4];
+    return inverse ? std::conj(q) : q;
+  }
+  double angle = (inverse ? 2.0 : -2.0) * M_PI * static_cast<double>(m) / static_cast<double>(n);
+  return C(std::cos(angle), std::sin(angle));
+}
+
 }  // namespace
 
 StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, const Literal& rhs) {
@@ -194,8 +206,7 @@ StatusOr<Literal> EvalFft(const Instruction& i, const Literal& in) {
       for (int64_t f = 0; f < n; ++f) {
         C sum = 0;
         for (int64_t e = 0; e < n; ++e) {
-          double angle = (inverse ? 2.0 : -2.0) * M_PI * static_cast<double>((f * e) % n) / static_cast<double>(n);
-          sum += line[e] * C(std::cos(angle), std::sin(angle));
+          sum += line[e] * Twiddle((f * e) % n, n, inverse);
         }
         result[f] = inverse ? sum / static_cast<double>(n) : sum;
       }

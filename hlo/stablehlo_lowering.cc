@@ -1088,9 +1088,16 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
 
   if (name == "convolution" || name == "dynamic_conv") {
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
+    std::vector<int64_t> dynamic_padding;  // dynamic_conv: [spatial, 2] from a constant operand
     if (name == "dynamic_conv") {
-      // The padding comes as a constant operand.
       ANVIL_RETURN_IF_ERROR(need_operands(3));
+      Instruction* padding = operands[2];
+      if (padding->opcode != Opcode::kConstant || !padding->literal || padding->literal->elided()) {
+        return parser_.ErrorAt(op.pos, "dynamic_conv needs a constant padding operand");
+      }
+      for (int64_t k = 0; k < padding->literal->element_count(); ++k) {
+        dynamic_padding.push_back(padding->literal->GetInt(k));
+      }
       operands.resize(2);
     }
     ANVIL_RETURN_IF_ERROR(need_operands(2));
@@ -1103,6 +1110,17 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       size.push_back(kernel.dim(static_cast<int>(d)));
     }
     ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, operands[0]->shape, true, size));
+    if (!dynamic_padding.empty()) {
+      auto dims = ParseWindow(window);
+      if (!dims.ok() || dynamic_padding.size() != 2 * dims->size()) {
+        return parser_.ErrorAt(op.pos, "dynamic_conv padding needs two values per spatial dimension");
+      }
+      for (size_t d = 0; d < dims->size(); ++d) {
+        (*dims)[d].pad_low = dynamic_padding[2 * d];
+        (*dims)[d].pad_high = dynamic_padding[2 * d + 1];
+      }
+      window = FormatWindow(*dims);
+    }
     std::vector<Attribute> attrs;
     if (!size.empty()) attrs.push_back({"window", window});
     attrs.push_back({"dim_labels", labels});
