@@ -10,6 +10,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/canonicalize.h"
+#include "hlo/constant_folding.h"
 
 namespace anvil::conformance {
 namespace {
@@ -23,7 +24,11 @@ using hlo::Status;
 // Options the lowering kept in backend_config: `{tolerance = 0.1, ...}`.
 std::map<std::string, std::string> Options(const Instruction& i) {
   std::map<std::string, std::string> options;
-  std::string config = hlo::StringAttribute(i, "backend_config");
+  std::string quoted = hlo::StringAttribute(i, "backend_config"), config;
+  for (size_t k = 0; k < quoted.size(); ++k) {  // undo the string's escapes
+    if (quoted[k] == '\\' && k + 1 < quoted.size()) ++k;
+    config += quoted[k];
+  }
   if (config.size() >= 2 && config.front() == '{') config = config.substr(1, config.size() - 2);
   size_t start = 0;
   while (start < config.size()) {
@@ -73,6 +78,19 @@ hlo::StatusOr<std::vector<Check>> LiftChecks(hlo::Module& module) {
     outputs.push_back(value);
     return static_cast<int>(outputs.size()) - 1;
   };
+  // interpreter.probe records a value and passes it on: the value a later
+  // check.expect_serialized_eq compares with. Probes become their operand.
+  std::map<std::string, Instruction*> probes;
+  for (const auto& owned : entry.instructions) {
+    Instruction& i = *owned;
+    if (i.opcode == Opcode::kCustomCall && hlo::StringAttribute(i, "custom_call_target") == "interpreter.probe") {
+      auto options = Options(i);
+      std::string id = options.count("probe_id") ? options["probe_id"] : "";
+      if (id.size() >= 2 && id.front() == '"') id = id.substr(1, id.size() - 2);
+      probes[id] = i.operands.at(0);
+      hlo::ReplaceAllUses(entry, &i, i.operands.at(0));
+    }
+  }
   for (const auto& owned : entry.instructions) {
     Instruction& i = *owned;
     if (i.opcode != Opcode::kCustomCall) continue;
@@ -81,7 +99,18 @@ hlo::StatusOr<std::vector<Check>> LiftChecks(hlo::Module& module) {
     Check check;
     check.kind = target.substr(6);
     if (check.kind == "expect_serialized_eq") {
-      return hlo::Unimplemented("check.expect_serialized_eq compares with the interpreter's probe files");
+      auto options = Options(i);
+      std::string id = options.count("probe_id") ? options["probe_id"] : "";
+      if (id.size() >= 2 && id.front() == '"') id = id.substr(1, id.size() - 2);
+      if (options.count("iter") || !probes.count(id)) {
+        return hlo::Unimplemented("check.expect_serialized_eq of probe '" + id +
+                                  "' needs values a probe recorded inside a loop");
+      }
+      check.kind = "expect_eq";
+      check.actual = output_of(i.operands.at(0));
+      check.expected = output_of(probes[id]);
+      checks.push_back(check);
+      continue;
     }
     if (check.kind == "eq") check.kind = "expect_eq";  // check.eq: the same comparison, as a value
     if (i.operands.size() != 2) return hlo::InvalidArgument(target + " needs two operands");
@@ -109,6 +138,10 @@ hlo::StatusOr<std::vector<Check>> LiftChecks(hlo::Module& module) {
   }
   std::vector<std::unique_ptr<Instruction>> kept;
   for (auto& owned : entry.instructions) {
+    if (owned->opcode == Opcode::kCustomCall &&
+        hlo::StringAttribute(*owned, "custom_call_target") == "interpreter.probe") {
+      continue;  // replaced by its operand above
+    }
     bool is_check = owned->opcode == Opcode::kCustomCall &&
                     hlo::StringAttribute(*owned, "custom_call_target").rfind("check.", 0) == 0;
     if (is_check) {
