@@ -117,6 +117,7 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kCustomCall: {
       std::string target = StringAttribute(i, "custom_call_target");
       if (target.rfind("check.", 0) == 0) return Literal(i.shape);  // checks are the runner's business
+      if (target == "chlo.scan") return eval::EvalScan(i, operands, call);
       if (target.rfind("chlo.", 0) == 0) return eval::EvalChlo(i, target.substr(5), operands);
       return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
     }

@@ -2,6 +2,7 @@
 // StableHLO spec. Updates apply in row-major order of the update index;
 // an update whose target falls outside the operand is skipped.
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 #include "hlo/attributes.h"
@@ -140,6 +141,74 @@ StatusOr<Literal> EvalSelectAndScatter(const Instruction& i, const std::vector<c
     CopyElement(r, 0, result, selected);
   }
   return result;
+}
+
+StatusOr<Literal> EvalScan(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call) {
+  // chlo.scan: inputs, then initial carries; the body maps (input slices,
+  // carries) to (output slices, new carries) along `dimension`.
+  if (i.called_computations.size() != 1 || !i.shape.IsTuple() || operands.empty()) {
+    return InvalidArgument("chlo.scan needs a body, inputs and a tuple result");
+  }
+  const std::string config = StringAttribute(i, "backend_config");
+  auto option = [&](const std::string& key) -> std::string {
+    size_t at = config.find(key + " = ");
+    if (at == std::string::npos) return "";
+    size_t start = at + key.size() + 3, end = config.find_first_of(",}", start);
+    return config.substr(start, end - start);
+  };
+  const int64_t dim = std::atoll(option("dimension").c_str());
+  const bool reverse = option("is_reverse") == "true";
+  const int input_rank = operands[0]->shape().rank();
+  const auto& results_shapes = i.shape.tuple_elements();
+  // The carries are the trailing results of lower rank than the inputs.
+  size_t m = 0;
+  while (m < results_shapes.size() && results_shapes[results_shapes.size() - 1 - m].rank() < input_rank) ++m;
+  const size_t n = operands.size() - m, outputs = results_shapes.size() - m;
+  if (dim < 0 || dim >= input_rank) return InvalidArgument("chlo.scan dimension out of range");
+  const int64_t length = operands[0]->shape().dim(static_cast<int>(dim));
+  std::vector<Literal> carries, out;
+  for (size_t c = 0; c < m; ++c) carries.push_back(*operands[n + c]);
+  for (size_t o = 0; o < outputs; ++o) out.emplace_back(results_shapes[o]);
+  const Computation& body = *i.called_computations[0];
+  // Slices: the operand with `dim` fixed at t.
+  auto slice = [&](const Literal& full, int64_t t) {
+    std::vector<int64_t> dims = full.shape().dims();
+    dims.erase(dims.begin() + dim);
+    Literal part(Shape(full.shape().element_type(), dims));
+    std::vector<int64_t> index;
+    const auto strides = Strides(full.shape().dims());
+    for (int64_t k = 0; k < part.element_count(); ++k) {
+      Unflatten(k, dims, index);
+      index.insert(index.begin() + dim, t);
+      CopyElement(full, Flatten(index, strides), part, k);
+    }
+    return part;
+  };
+  for (int64_t step = 0; step < length; ++step) {
+    const int64_t t = reverse ? length - 1 - step : step;
+    std::vector<Literal> slices;
+    for (size_t k = 0; k < n; ++k) slices.push_back(slice(*operands[k], t));
+    std::vector<const Literal*> args;
+    for (const Literal& l : slices) args.push_back(&l);
+    for (const Literal& l : carries) args.push_back(&l);
+    ANVIL_ASSIGN_OR_RETURN(Literal r, call(body, args));
+    auto part = [&](size_t k) -> const Literal& { return r.shape().IsTuple() ? r.tuple_elements().at(k) : r; };
+    for (size_t o = 0; o < outputs; ++o) {
+      const Literal& piece = part(o);
+      std::vector<int64_t> index;
+      const auto strides = Strides(out[o].shape().dims());
+      for (int64_t k = 0; k < piece.element_count(); ++k) {
+        Unflatten(k, piece.shape().dims(), index);
+        index.insert(index.begin() + dim, t);
+        CopyElement(piece, k, out[o], Flatten(index, strides));
+      }
+    }
+    for (size_t c = 0; c < m; ++c) carries[c] = part(outputs + c);
+  }
+  for (Literal& c : carries) out.push_back(std::move(c));
+  Literal tuple(i.shape);
+  tuple.mutable_tuple_elements() = std::move(out);
+  return tuple;
 }
 
 }  // namespace anvil::hlo::eval
