@@ -158,6 +158,15 @@ std::optional<Literal> Fold(const Instruction& i) {
       }
     } else {
       uint64_t x = IntBits(a, k), y = IntBits(b, k);
+      if (IsPred(in)) {
+        // pred arithmetic is logic: add is or, multiply is and.
+        switch (i.opcode) {
+          case Opcode::kAdd: case Opcode::kOr: case Opcode::kMaximum: result.SetUint(k, x | y); continue;
+          case Opcode::kMultiply: case Opcode::kAnd: case Opcode::kMinimum: result.SetUint(k, x & y); continue;
+          case Opcode::kXor: result.SetUint(k, x ^ y); continue;
+          default: return std::nullopt;
+        }
+      }
       switch (i.opcode) {
         case Opcode::kAdd: result.SetUint(k, x + y); break;  // wraps, as the spec says
         case Opcode::kSubtract: result.SetUint(k, x - y); break;

@@ -151,6 +151,11 @@ StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<con
   return std::move(values.at(computation.root));
 }
 
+StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, const std::vector<const Literal*>& operands) {
+  CallFn call = [](const Computation& c, const std::vector<const Literal*>& args) { return Evaluate(c, args); };
+  return EvalInstruction(instruction, operands, {}, call);
+}
+
 StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<const Literal*>& arguments) {
   if (!module.entry) return InvalidArgument("module has no entry computation");
   return Evaluate(*module.entry, arguments);

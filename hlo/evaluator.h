@@ -16,6 +16,10 @@ namespace anvil::hlo {
 // the evaluator does not run yet.
 StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<const Literal*>& arguments);
 
+// One instruction on its operands' values (its called computations are
+// evaluated as needed). Parameters are not instructions this takes.
+StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, const std::vector<const Literal*>& operands);
+
 // The entry computation of `module`.
 StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<const Literal*>& arguments);
 

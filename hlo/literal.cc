@@ -96,6 +96,7 @@ Literal Literal::Elided(Shape shape) {
 
 void Literal::SetUint(int64_t i, uint64_t v) {
   int n = ByteSize(shape_.element_type());
+  if (IsPred(shape_.element_type())) v = v != 0;  // a pred byte holds 0 or 1
   if (IsComplex(shape_.element_type())) {
     SetComplex(i, static_cast<double>(v), 0);
     return;

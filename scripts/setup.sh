@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   libtbb-dev                 # the scheduler's task arenas
   libboost-dev               # Boost.DLL loads the plugins
+  libdnnl-dev                # oneDNN: the CPU plugin's matrix multiply
 )
 
 missing=()

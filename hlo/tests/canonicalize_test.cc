@@ -66,7 +66,10 @@ ENTRY e {
   h = f32[3] constant({0.5, 1.5, -3})
   m = f32[3] multiply(t, h)
   c = pred[3] compare(a, b), direction=LT
-  ROOT r = (s32[3], f32[3], pred[3]) tuple(s, m, c)
+  t1 = pred[3] constant({true, true, false})
+  t2 = pred[3] constant({true, false, false})
+  o = pred[3] add(t1, t2)
+  ROOT r = (s32[3], f32[3], pred[3], pred[3]) tuple(s, m, c, o)
 }
 )");
   ASSERT_TRUE(m);
@@ -76,7 +79,8 @@ ENTRY e {
   ASSERT_EQ(ops[1]->opcode, Opcode::kConstant);
   EXPECT_EQ(ops[1]->literal->ToString(), "{1, 3, -6}");
   EXPECT_EQ(ops[2]->literal->ToString(), "{true, true, false}");
-  EXPECT_EQ(m->entry->instructions.size(), 4u);  // three constants and the tuple
+  EXPECT_EQ(ops[3]->literal->ToString(), "{true, true, false}");  // pred add is or
+  EXPECT_EQ(m->entry->instructions.size(), 5u);  // four constants and the tuple
 }
 
 TEST(Canonicalize, FlattensTupleParameters) {

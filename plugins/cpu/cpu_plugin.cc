@@ -1,0 +1,246 @@
+// The CPU plugin's entry point: host memory, and programs compiled into a
+// Plan of typed kernels that run on core's host threads.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil_plugin.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/printer.h"
+#include "plugins/cpu/plan.h"
+
+struct anvil_plugin_error {
+  int32_t code;
+  std::string message;
+};
+
+struct anvil_plugin_memory {
+  void* data;
+  size_t bytes;
+};
+
+struct anvil_plugin_context {
+  anvil_plugin_host_executor executor;
+  anvil::cpu::Parallel parallel;
+};
+
+namespace {
+
+using anvil::cpu::Plan;
+
+constexpr int32_t kInvalidArgument = 3, kResourceExhausted = 8, kInternal = 13;
+
+anvil_plugin_error* Error(int32_t code, std::string message) { return new anvil_plugin_error{code, std::move(message)}; }
+anvil_plugin_error* FromStatus(const anvil::hlo::Status& s) {
+  return s.ok() ? nullptr : Error(static_cast<int32_t>(s.code()), s.message());
+}
+
+struct Executable {
+  // The module stays: kernels that fall back to the evaluator read it.
+  std::unique_ptr<anvil::hlo::Module> module;
+  std::unique_ptr<Plan> plan;
+};
+
+void* AlignedAlloc(size_t bytes) {
+  return std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
+}
+
+void Async(anvil_plugin_context* context, std::function<void()> work) {
+  auto* boxed = new std::function<void()>(std::move(work));
+  context->executor.enqueue(
+      context->executor.executor,
+      [](void* arg) {
+        std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
+        (*fn)();
+      },
+      boxed);
+}
+
+void ErrorDestroy(anvil_plugin_error* e) { delete e; }
+int32_t ErrorCode(const anvil_plugin_error* e) { return e->code; }
+const char* ErrorMessage(const anvil_plugin_error* e) { return e->message.c_str(); }
+
+anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
+  if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
+    return Error(kInvalidArgument, "the CPU plugin needs core's host executor");
+  }
+  auto* context = new anvil_plugin_context{*executor, anvil::cpu::Parallel(nullptr)};
+  context->parallel = anvil::cpu::Parallel(&context->executor);
+  *out = context;
+  return nullptr;
+}
+
+void ContextDestroy(anvil_plugin_context* context) { delete context; }
+
+anvil_plugin_error* DeviceCount(anvil_plugin_context*, size_t* out) {
+  *out = 1;
+  return nullptr;
+}
+
+anvil_plugin_error* DeviceProperties(anvil_plugin_context*, size_t device, anvil_plugin_device_properties* out) {
+  if (device != 0) return Error(kInvalidArgument, "the CPU plugin has one device");
+  out->kind = "cpu";
+  out->name = "host";
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  out->memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  return nullptr;
+}
+
+anvil_plugin_error* Allocate(anvil_plugin_context*, size_t, size_t bytes, anvil_plugin_memory** out) {
+  void* data = AlignedAlloc(bytes);
+  if (!data) return Error(kResourceExhausted, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  *out = new anvil_plugin_memory{data, bytes};
+  return nullptr;
+}
+
+void Free(anvil_plugin_context*, anvil_plugin_memory* memory) {
+  if (!memory) return;
+  std::free(memory->data);
+  delete memory;
+}
+
+anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
+                                 size_t bytes, anvil_plugin_done done, void* user) {
+  if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
+  Async(context, [=] {
+    if (bytes) std::memcpy(memory->data, src, bytes);
+    done(user, nullptr);
+  });
+  return nullptr;
+}
+
+anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
+                               anvil_plugin_done done, void* user) {
+  if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
+  Async(context, [=] {
+    if (bytes) std::memcpy(dst, memory->data, bytes);
+    done(user, nullptr);
+  });
+  return nullptr;
+}
+
+anvil_plugin_error* Compile(anvil_plugin_context*, size_t, const char* text, size_t size, const char*,
+                            anvil_plugin_executable** out) {
+  auto module = anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
+  if (!module.ok()) return FromStatus(module.status());
+  auto exe = std::make_unique<Executable>();
+  exe->module = std::move(module).value();
+  auto plan = anvil::cpu::BuildPlan(*exe->module);
+  if (!plan.ok()) return FromStatus(plan.status());
+  exe->plan = std::move(plan).value();
+  *out = reinterpret_cast<anvil_plugin_executable*>(exe.release());
+  return nullptr;
+}
+
+void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
+
+anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
+                            anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
+                            anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
+  const auto* exe = reinterpret_cast<Executable*>(executable);
+  const Plan& plan = *exe->plan;
+  std::vector<anvil_plugin_memory*> owned;  // donated inputs: freed when done
+  for (size_t k = 0; k < num_inputs; ++k) {
+    if (donated[k]) owned.push_back(inputs[k]);
+  }
+  if (num_outputs != plan.outputs.size() || num_inputs != plan.parameter_shapes.size()) {
+    for (auto* m : owned) Free(context, m);
+    return Error(kInvalidArgument, "the executable takes " + std::to_string(plan.parameter_shapes.size()) +
+                                       " inputs and gives " + std::to_string(plan.outputs.size()) + " outputs");
+  }
+  for (size_t k = 0; k < num_outputs; ++k) {
+    const auto& shape = plan.output_shapes[k];
+    size_t bytes = static_cast<size_t>(shape.ElementCount() * anvil::hlo::Info(shape.element_type()).byte_size);
+    anvil_plugin_error* e = Allocate(context, 0, bytes, &outputs[k]);
+    if (e) {
+      for (size_t j = 0; j < k; ++j) Free(context, outputs[j]);
+      for (auto* m : owned) Free(context, m);
+      return e;
+    }
+  }
+  anvil::cpu::Frame frame;
+  for (size_t k = 0; k < num_inputs; ++k) frame.parameters.push_back(inputs[k]->data);
+  for (size_t k = 0; k < num_outputs; ++k) frame.outputs.push_back(outputs[k]->data);
+  frame.constants = &plan.constants;
+  frame.parallel = &context->parallel;
+  Async(context, [=]() mutable {
+    anvil_plugin_error* error = nullptr;
+    void* scratch = plan.scratch_bytes ? AlignedAlloc(static_cast<size_t>(plan.scratch_bytes)) : nullptr;
+    if (plan.scratch_bytes && !scratch) {
+      error = Error(kResourceExhausted, "cannot allocate " + std::to_string(plan.scratch_bytes) + " bytes of scratch");
+    } else {
+      frame.scratch = static_cast<char*>(scratch);
+      for (const auto& step : plan.steps) {
+        try {
+          step.run(frame);
+        } catch (const std::exception& e) {
+          error = Error(kInternal, step.what + ": " + e.what());
+          break;
+        }
+      }
+    }
+    std::free(scratch);
+    for (auto* m : owned) Free(context, m);
+    done(user, error);
+  });
+  return nullptr;
+}
+
+anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
+  // The plan is rebuilt from the canonical text, which is what is kept.
+  const auto* exe = reinterpret_cast<Executable*>(executable);
+  std::string text = anvil::hlo::Print(*exe->module);
+  char* bytes = new char[text.size()];
+  std::memcpy(bytes, text.data(), text.size());
+  *out = bytes;
+  *size = text.size();
+  return nullptr;
+}
+
+void SerializedFree(void* bytes) { delete[] static_cast<char*>(bytes); }
+
+anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, const void* bytes, size_t size,
+                                anvil_plugin_executable** out) {
+  return Compile(context, device, static_cast<const char*>(bytes), size, "", out);
+}
+
+anvil_plugin_api MakeApi() {
+  anvil_plugin_api api{};
+  api.struct_size = ANVIL_PLUGIN_API_STRUCT_SIZE;
+  api.abi_major = ANVIL_PLUGIN_ABI_MAJOR;
+  api.abi_minor = ANVIL_PLUGIN_ABI_MINOR;
+  api.name = "cpu";
+  api.version = "0.1.0";
+  api.error_destroy = &ErrorDestroy;
+  api.error_code = &ErrorCode;
+  api.error_message = &ErrorMessage;
+  api.context_create = &ContextCreate;
+  api.context_destroy = &ContextDestroy;
+  api.device_count = &DeviceCount;
+  api.device_properties = &DeviceProperties;
+  api.memory_allocate = &Allocate;
+  api.memory_free = &Free;
+  api.memory_copy_from_host = &CopyFromHost;
+  api.memory_copy_to_host = &CopyToHost;
+  api.executable_compile = &Compile;
+  api.executable_destroy = &ExecutableDestroy;
+  api.executable_execute = &Execute;
+  api.executable_serialize = &Serialize;
+  api.serialized_free = &SerializedFree;
+  api.executable_deserialize = &Deserialize;
+  return api;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const anvil_plugin_api* anvil_plugin_get_api(void) {
+  static const anvil_plugin_api api = MakeApi();
+  return &api;
+}

@@ -1,0 +1,245 @@
+// Typed elementwise kernels. The operation and the element type are chosen
+// here, at compile time; the loops they produce are plain and vectorisable.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "hlo/attributes.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::ElementType;
+using hlo::Opcode;
+
+constexpr int64_t kGrain = 1 << 15;
+
+template <typename In, typename Out, typename F>
+Kernel Unary(Slot a, Slot o, int64_t n, F f) {
+  return [=](const Frame& frame) {
+    const In* x = static_cast<const In*>(frame.At(a));
+    Out* y = static_cast<Out*>(frame.At(o));
+    frame.parallel->For(n, kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) y[k] = f(x[k]);
+    });
+  };
+}
+
+template <typename In, typename Out, typename F>
+Kernel Binary(Slot a, Slot b, Slot o, int64_t n, F f) {
+  return [=](const Frame& frame) {
+    const In* x = static_cast<const In*>(frame.At(a));
+    const In* y = static_cast<const In*>(frame.At(b));
+    Out* z = static_cast<Out*>(frame.At(o));
+    frame.parallel->For(n, kGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) z[k] = f(x[k], y[k]);
+    });
+  };
+}
+
+template <typename T>
+Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
+  switch (op) {
+    case Opcode::kAdd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x + y; });
+    case Opcode::kSubtract: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x - y; });
+    case Opcode::kMultiply: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x * y; });
+    case Opcode::kDivide: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x / y; });
+    case Opcode::kRemainder: return Binary<T, T>(a, b, o, n, [](T x, T y) { return std::fmod(x, y); });
+    case Opcode::kPower: return Binary<T, T>(a, b, o, n, [](T x, T y) { return std::pow(x, y); });
+    case Opcode::kAtan2: return Binary<T, T>(a, b, o, n, [](T x, T y) { return std::atan2(x, y); });
+    case Opcode::kMaximum:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) {
+        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+        return (x == 0 && y == 0) ? (std::signbit(x) ? y : x) : (x > y ? x : y);
+      });
+    case Opcode::kMinimum:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) {
+        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+        return (x == 0 && y == 0) ? (std::signbit(x) ? x : y) : (x < y ? x : y);
+      });
+    default: return nullptr;
+  }
+}
+
+template <typename T>
+Kernel FloatUnary(Opcode op, Slot a, Slot o, int64_t n) {
+  switch (op) {
+    case Opcode::kNegate: return Unary<T, T>(a, o, n, [](T x) { return -x; });
+    case Opcode::kAbs: return Unary<T, T>(a, o, n, [](T x) { return std::fabs(x); });
+    case Opcode::kExp: return Unary<T, T>(a, o, n, [](T x) { return std::exp(x); });
+    case Opcode::kExpm1: return Unary<T, T>(a, o, n, [](T x) { return std::expm1(x); });
+    case Opcode::kLog: return Unary<T, T>(a, o, n, [](T x) { return std::log(x); });
+    case Opcode::kLog1p: return Unary<T, T>(a, o, n, [](T x) { return std::log1p(x); });
+    case Opcode::kSqrt: return Unary<T, T>(a, o, n, [](T x) { return std::sqrt(x); });
+    case Opcode::kRsqrt: return Unary<T, T>(a, o, n, [](T x) { return T(1) / std::sqrt(x); });
+    case Opcode::kTanh: return Unary<T, T>(a, o, n, [](T x) { return std::tanh(x); });
+    case Opcode::kLogistic: return Unary<T, T>(a, o, n, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+    case Opcode::kFloor: return Unary<T, T>(a, o, n, [](T x) { return std::floor(x); });
+    case Opcode::kCeil: return Unary<T, T>(a, o, n, [](T x) { return std::ceil(x); });
+    case Opcode::kSin: return Unary<T, T>(a, o, n, [](T x) { return std::sin(x); });
+    case Opcode::kCos: return Unary<T, T>(a, o, n, [](T x) { return std::cos(x); });
+    case Opcode::kRoundNearestEven: return Unary<T, T>(a, o, n, [](T x) { return std::nearbyint(x); });
+    case Opcode::kRoundNearestAfz: return Unary<T, T>(a, o, n, [](T x) { return std::round(x); });
+    case Opcode::kSign:
+      return Unary<T, T>(a, o, n, [](T x) { return std::isnan(x) || x == 0 ? x : (x > 0 ? T(1) : T(-1)); });
+    case Opcode::kCopy: return Unary<T, T>(a, o, n, [](T x) { return x; });
+    case Opcode::kIsFinite: return Unary<T, uint8_t>(a, o, n, [](T x) { return uint8_t(std::isfinite(x)); });
+    default: return nullptr;
+  }
+}
+
+// Signed and unsigned integers; arithmetic wraps (done unsigned, since
+// signed overflow is undefined in C++).
+template <typename T>
+Kernel IntBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
+  using U = std::make_unsigned_t<T>;
+  switch (op) {
+    case Opcode::kAdd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(U(x) + U(y)); });
+    case Opcode::kSubtract: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(U(x) - U(y)); });
+    case Opcode::kMultiply: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(U(x) * U(y)); });
+    case Opcode::kMaximum: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x > y ? x : y; });
+    case Opcode::kMinimum: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x < y ? x : y; });
+    case Opcode::kAnd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x & y); });
+    case Opcode::kOr: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x | y); });
+    case Opcode::kXor: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x ^ y); });
+    default: return nullptr;
+  }
+}
+
+template <typename T>
+Kernel IntUnary(Opcode op, Slot a, Slot o, int64_t n) {
+  using U = std::make_unsigned_t<T>;
+  switch (op) {
+    case Opcode::kNegate: return Unary<T, T>(a, o, n, [](T x) { return T(U(0) - U(x)); });
+    case Opcode::kNot: return Unary<T, T>(a, o, n, [](T x) { return T(~x); });
+    case Opcode::kCopy: return Unary<T, T>(a, o, n, [](T x) { return x; });
+    case Opcode::kAbs:
+      if constexpr (std::is_signed_v<T>) return Unary<T, T>(a, o, n, [](T x) { return x < 0 ? T(U(0) - U(x)) : x; });
+      return nullptr;
+    default: return nullptr;
+  }
+}
+
+template <typename T>
+Kernel Compare(const std::string& direction, Slot a, Slot b, Slot o, int64_t n) {
+  if (direction == "EQ") return Binary<T, uint8_t>(a, b, o, n, [](T x, T y) { return uint8_t(x == y); });
+  if (direction == "NE") return Binary<T, uint8_t>(a, b, o, n, [](T x, T y) { return uint8_t(x != y); });
+  if (direction == "LT") return Binary<T, uint8_t>(a, b, o, n, [](T x, T y) { return uint8_t(x < y); });
+  if (direction == "LE") return Binary<T, uint8_t>(a, b, o, n, [](T x, T y) { return uint8_t(x <= y); });
+  if (direction == "GT") return Binary<T, uint8_t>(a, b, o, n, [](T x, T y) { return uint8_t(x > y); });
+  if (direction == "GE") return Binary<T, uint8_t>(a, b, o, n, [](T x, T y) { return uint8_t(x >= y); });
+  return nullptr;
+}
+
+template <typename T>
+Kernel Select(Slot p, Slot a, Slot b, Slot o, int64_t n) {
+  return [=](const Frame& frame) {
+    const uint8_t* c = static_cast<const uint8_t*>(frame.At(p));
+    const T* x = static_cast<const T*>(frame.At(a));
+    const T* y = static_cast<const T*>(frame.At(b));
+    T* z = static_cast<T*>(frame.At(o));
+    frame.parallel->For(n, kGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) z[k] = c[k] ? x[k] : y[k];
+    });
+  };
+}
+
+template <typename From, typename To>
+Kernel Convert(Slot a, Slot o, int64_t n) {
+  return Unary<From, To>(a, o, n, [](From x) {
+    if constexpr (std::is_same_v<To, bool>) return x != From(0);
+    return static_cast<To>(x);
+  });
+}
+
+// Calls fn.template operator()<T>() for T matching `t`, for the types with
+// typed kernels; returns nullptr for the others.
+template <typename Fn>
+Kernel ForType(ElementType t, Fn fn) {
+  switch (t) {
+    case ElementType::kF32: return fn.template operator()<float>();
+    case ElementType::kF64: return fn.template operator()<double>();
+    case ElementType::kS8: return fn.template operator()<int8_t>();
+    case ElementType::kS16: return fn.template operator()<int16_t>();
+    case ElementType::kS32: return fn.template operator()<int32_t>();
+    case ElementType::kS64: return fn.template operator()<int64_t>();
+    case ElementType::kU8: return fn.template operator()<uint8_t>();
+    case ElementType::kU16: return fn.template operator()<uint16_t>();
+    case ElementType::kU32: return fn.template operator()<uint32_t>();
+    case ElementType::kU64: return fn.template operator()<uint64_t>();
+    case ElementType::kPred: return fn.template operator()<uint8_t>();
+    default: return nullptr;
+  }
+}
+
+template <typename From>
+Kernel ConvertFrom(ElementType to, Slot a, Slot o, int64_t n) {
+  // Float to integer has saturation rules of its own: left to the evaluator.
+  if (std::is_floating_point_v<From> && to != ElementType::kF32 && to != ElementType::kF64) return nullptr;
+  if (to == ElementType::kPred) {
+    return Unary<From, uint8_t>(a, o, n, [](From x) { return uint8_t(x != From(0)); });
+  }
+  return ForType(to, [&]<typename To>() -> Kernel { return Convert<From, To>(a, o, n); });
+}
+
+}  // namespace
+
+Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  if (!i.shape.IsArray()) return nullptr;
+  const int64_t n = i.shape.ElementCount();
+  const Opcode op = i.opcode;
+  if (in.empty() || i.operands.empty()) return nullptr;
+  const ElementType t = i.operands[0]->shape.element_type();
+  const bool is_float = t == ElementType::kF32 || t == ElementType::kF64;
+  const bool is_pred = t == ElementType::kPred;
+  if (op == Opcode::kSelect) {
+    if (i.operands[0]->shape.rank() != i.shape.rank()) return nullptr;
+    return ForType(i.shape.element_type(), [&]<typename T>() -> Kernel { return Select<T>(in[0], in[1], in[2], out, n); });
+  }
+  if (op == Opcode::kConvert) {
+    return ForType(t, [&]<typename From>() -> Kernel { return ConvertFrom<From>(i.shape.element_type(), in[0], out, n); });
+  }
+  if (op == Opcode::kCompare) {
+    if (!hlo::StringAttribute(i, "type").empty() && hlo::StringAttribute(i, "type") != "FLOAT" &&
+        hlo::StringAttribute(i, "type") != "SIGNED" && hlo::StringAttribute(i, "type") != "UNSIGNED") {
+      return nullptr;  // TOTALORDER: the evaluator's
+    }
+    const std::string direction = hlo::StringAttribute(i, "direction");
+    return ForType(t, [&]<typename T>() -> Kernel { return Compare<T>(direction, in[0], in[1], out, n); });
+  }
+  if (i.shape.element_type() != t && op != Opcode::kIsFinite) return nullptr;
+  if (hlo::IsElementwiseBinary(op) && in.size() == 2) {
+    if (is_float) {
+      return t == ElementType::kF32 ? FloatBinary<float>(op, in[0], in[1], out, n)
+                                    : FloatBinary<double>(op, in[0], in[1], out, n);
+    }
+    if (is_pred) {
+      // pred: add is or, multiply is and.
+      Opcode logical = op == Opcode::kAdd ? Opcode::kOr : (op == Opcode::kMultiply ? Opcode::kAnd : op);
+      if (logical != Opcode::kAnd && logical != Opcode::kOr && logical != Opcode::kXor) return nullptr;
+      return IntBinary<uint8_t>(logical, in[0], in[1], out, n);
+    }
+    return ForType(t, [&]<typename T>() -> Kernel {
+      if constexpr (std::is_integral_v<T>) return IntBinary<T>(op, in[0], in[1], out, n);
+      return nullptr;
+    });
+  }
+  if (hlo::IsElementwiseUnary(op) && in.size() == 1) {
+    if (is_float) {
+      return t == ElementType::kF32 ? FloatUnary<float>(op, in[0], out, n) : FloatUnary<double>(op, in[0], out, n);
+    }
+    if (is_pred) {
+      if (op == Opcode::kNot) return Unary<uint8_t, uint8_t>(in[0], out, n, [](uint8_t x) { return uint8_t(!x); });
+      if (op == Opcode::kCopy) return Unary<uint8_t, uint8_t>(in[0], out, n, [](uint8_t x) { return x; });
+      return nullptr;
+    }
+    return ForType(t, [&]<typename T>() -> Kernel {
+      if constexpr (std::is_integral_v<T>) return IntUnary<T>(op, in[0], out, n);
+      return nullptr;
+    });
+  }
+  return nullptr;
+}
+
+}  // namespace anvil::cpu

@@ -1,0 +1,134 @@
+// Reductions whose body is one commutative binary op (add, multiply, max,
+// min, and, or) on one input: the body is recognised at compile time and
+// becomes a typed accumulation loop.
+#include <cmath>
+
+#include "hlo/attributes.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::ElementType;
+using hlo::Opcode;
+
+// The single binary op of a reducer `(a, b) -> a op b`, if that is all it is.
+std::optional<Opcode> ReducerOp(const hlo::Computation& body) {
+  if (body.parameters.size() != 2 || !body.root) return std::nullopt;
+  const hlo::Instruction* r = body.root;
+  if (r->operands.size() != 2 || r->operands[0]->opcode != Opcode::kParameter ||
+      r->operands[1]->opcode != Opcode::kParameter || r->operands[0] == r->operands[1]) {
+    return std::nullopt;
+  }
+  switch (r->opcode) {
+    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kAnd: case Opcode::kOr:
+      return r->opcode;
+    default:
+      return std::nullopt;
+  }
+}
+
+template <typename T, typename Combine>
+Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
+              std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine) {
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    const T start = *static_cast<const T*>(frame.At(init));
+    T* y = static_cast<T*>(frame.At(out));
+    int64_t outputs = 1, inner = 1;
+    for (int64_t d : kept_dims) outputs *= d;
+    for (int64_t d : reduced_dims) inner *= d;
+    const int kept = static_cast<int>(kept_dims.size()), reduced = static_cast<int>(reduced_dims.size());
+    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner));
+    frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> index(static_cast<size_t>(kept)), r(static_cast<size_t>(reduced));
+      for (int64_t o = lo; o < hi; ++o) {
+        int64_t rest = o, base = 0;
+        for (int d = kept - 1; d >= 0; --d) {
+          base += (rest % kept_dims[d]) * kept_strides[d];
+          rest /= kept_dims[d];
+        }
+        T acc = start;
+        if (reduced == 1) {
+          const int64_t stride = reduced_strides[0];
+          for (int64_t k = 0; k < inner; ++k) acc = combine(acc, x[base + k * stride]);
+        } else {
+          std::fill(r.begin(), r.end(), 0);
+          for (int64_t k = 0; k < inner; ++k) {
+            int64_t at = base;
+            for (int d = 0; d < reduced; ++d) at += r[d] * reduced_strides[d];
+            acc = combine(acc, x[at]);
+            for (int d = reduced - 1; d >= 0; --d) {
+              if (++r[d] < reduced_dims[d]) break;
+              r[d] = 0;
+            }
+          }
+        }
+        y[o] = acc;
+      }
+    });
+  };
+}
+
+template <typename T>
+Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
+                std::vector<int64_t> rd, std::vector<int64_t> rs) {
+  switch (op) {
+    case Opcode::kAdd: return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a + b); });
+    case Opcode::kMultiply: return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a * b); });
+    case Opcode::kMaximum:
+      if constexpr (std::is_floating_point_v<T>) {
+        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) {
+          return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : (a > b || (a == b && !std::signbit(a)) ? a : b);
+        });
+      } else {
+        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return a > b ? a : b; });
+      }
+    case Opcode::kMinimum:
+      if constexpr (std::is_floating_point_v<T>) {
+        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) {
+          return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : (a < b || (a == b && std::signbit(a)) ? a : b);
+        });
+      } else {
+        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return a < b ? a : b; });
+      }
+    case Opcode::kAnd:
+      if constexpr (std::is_integral_v<T>) return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a & b); });
+      return nullptr;
+    case Opcode::kOr:
+      if constexpr (std::is_integral_v<T>) return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a | b); });
+      return nullptr;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  if (i.operands.size() != 2 || !i.shape.IsArray() || i.called_computations.size() != 1) return nullptr;
+  auto op = ReducerOp(*i.called_computations[0]);
+  if (!op) return nullptr;
+  auto reduced = hlo::IntListAttribute(i, "dimensions");
+  if (!reduced.ok()) return nullptr;
+  const auto& dims = i.operands[0]->shape.dims();
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
+  std::vector<int64_t> kd, ks, rd, rs;
+  for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
+    bool is_reduced = std::find(reduced->begin(), reduced->end(), d) != reduced->end();
+    (is_reduced ? rd : kd).push_back(dims[d]);
+    (is_reduced ? rs : ks).push_back(strides[d]);
+  }
+  if (rd.empty()) return nullptr;
+  switch (i.shape.element_type()) {
+    case ElementType::kF32: return ReduceOf<float>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kF64: return ReduceOf<double>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kS32: return ReduceOf<int32_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kS64: return ReduceOf<int64_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kPred: return ReduceOf<uint8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    default: return nullptr;
+  }
+}
+
+}  // namespace anvil::cpu

@@ -1,0 +1,63 @@
+#include "plugins/cpu/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace anvil::cpu {
+namespace {
+
+struct Job {
+  std::function<void(int64_t, int64_t)> fn;
+  int64_t n = 0, chunk = 0, chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  // Takes and runs chunks until none is left.
+  void Work() {
+    for (int64_t c; (c = next.fetch_add(1)) < chunks;) {
+      fn(c * chunk, std::min(n, (c + 1) * chunk));
+      if (done.fetch_add(1) + 1 == chunks) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
+  if (n <= 0) return;
+  const int64_t threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  if (!executor_ || n <= grain || threads == 1) {
+    fn(0, n);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->fn = fn;
+  job->n = n;
+  job->chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / grain);
+  job->chunk = (n + job->chunks - 1) / job->chunks;
+  job->chunks = (n + job->chunk - 1) / job->chunk;
+  for (int64_t h = 1; h < threads && h < job->chunks; ++h) {
+    auto* helper = new std::shared_ptr<Job>(job);
+    executor_->enqueue(
+        executor_->executor,
+        [](void* arg) {
+          std::unique_ptr<std::shared_ptr<Job>> owned(static_cast<std::shared_ptr<Job>*>(arg));
+          (*owned)->Work();
+        },
+        helper);
+  }
+  job->Work();
+  std::unique_lock<std::mutex> lock(job->mu);
+  job->cv.wait(lock, [&] { return job->done.load() == job->chunks; });
+}
+
+}  // namespace anvil::cpu

@@ -1,0 +1,81 @@
+// A compiled program: the steps to run, in order, each a typed kernel bound
+// at compile time to the buffers it reads and writes. Executing walks the
+// steps; it parses nothing, formats nothing, and no kernel switches on an
+// opcode per element.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hlo/ir.h"
+#include "hlo/literal.h"
+#include "plugins/cpu/parallel.h"
+
+namespace anvil::cpu {
+
+// Where an array lives during an execution.
+struct Slot {
+  enum class Kind : uint8_t { kParameter, kConstant, kScratch, kOutput } kind = Kind::kScratch;
+  int64_t index = 0;   // parameter number, constant number or output number
+  int64_t offset = 0;  // byte offset in the scratch block (kScratch)
+};
+
+// The memory of one execution.
+struct Frame {
+  std::vector<void*> parameters;
+  std::vector<void*> outputs;
+  char* scratch = nullptr;
+  const std::vector<hlo::Literal>* constants = nullptr;
+  const Parallel* parallel = nullptr;
+
+  void* At(const Slot& s) const {
+    switch (s.kind) {
+      case Slot::Kind::kParameter: return parameters[s.index];
+      case Slot::Kind::kConstant: return const_cast<uint8_t*>((*constants)[s.index].data().data());
+      case Slot::Kind::kScratch: return scratch + s.offset;
+      case Slot::Kind::kOutput: return outputs[s.index];
+    }
+    return nullptr;
+  }
+};
+
+// A value of the program: one array in a slot, or a tuple of values.
+struct Value {
+  hlo::Shape shape;
+  Slot slot;                  // arrays
+  std::vector<int> elements;  // tuples: indices of element values
+};
+
+using Kernel = std::function<void(const Frame&)>;
+
+struct Step {
+  std::string what;  // for error messages and profiles, never used while running
+  Kernel run;
+};
+
+struct Plan {
+  std::vector<hlo::Literal> constants;
+  std::vector<Value> values;
+  std::vector<Step> steps;
+  std::vector<int> outputs;            // values copied to the outputs at the end (or already there)
+  std::vector<bool> output_in_place;   // whether output k was computed straight into its memory
+  std::vector<hlo::Shape> parameter_shapes, output_shapes;
+  int64_t scratch_bytes = 0;
+  // Which steps run a typed kernel and which the reference evaluator.
+  int typed_steps = 0, reference_steps = 0;
+};
+
+// Compiles the canonical module's entry into a plan.
+hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module);
+
+// Kernel builders (one file each). Each returns nullptr when it has no
+// typed kernel for this instruction and element type.
+Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+
+}  // namespace anvil::cpu

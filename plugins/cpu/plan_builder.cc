@@ -1,0 +1,356 @@
+// Compiles a canonical module's entry into a Plan: values, buffer
+// assignment with reuse, and one kernel per instruction.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <map>
+#include <unordered_map>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+int64_t ByteSize(const hlo::Shape& s) {
+  return s.IsArray() ? s.ElementCount() * hlo::Info(s.element_type()).byte_size : 0;
+}
+
+int64_t AlignUp(int64_t v) { return (v + 63) / 64 * 64; }
+
+// A scratch buffer during planning: its size and the steps it lives across.
+struct Buffer {
+  int64_t bytes = 0;
+  int first = 0, last = 0;
+  int output = -1;  // computed straight into output `output`
+  int64_t offset = 0;
+};
+
+class Builder {
+ public:
+  explicit Builder(const hlo::Computation& entry) : entry_(entry) {}
+  hlo::StatusOr<std::unique_ptr<Plan>> Build();
+
+ private:
+  // A new array value in a fresh scratch buffer defined at step `step`.
+  int NewArray(const hlo::Shape& shape, int step);
+  // A value for `shape` made of fresh arrays (tuples recurse).
+  int NewValue(const hlo::Shape& shape, int step);
+  void Use(int value, int step);
+  void Leaves(int value, std::vector<int>& out) const;
+  Slot SlotOf(int value) const;
+  Kernel Fallback(const Instruction& i, std::vector<int> operands, int result);
+
+  const hlo::Computation& entry_;
+  std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
+  std::vector<int> buffer_of_;  // value -> scratch buffer, or -1
+  std::vector<Buffer> buffers_;
+  std::unordered_map<const Instruction*, int> value_of_;
+};
+
+int Builder::NewArray(const hlo::Shape& shape, int step) {
+  Value v;
+  v.shape = shape;
+  plan_->values.push_back(v);
+  buffers_.push_back(Buffer{AlignUp(std::max<int64_t>(ByteSize(shape), 1)), step, step});
+  buffer_of_.push_back(static_cast<int>(buffers_.size()) - 1);
+  return static_cast<int>(plan_->values.size()) - 1;
+}
+
+int Builder::NewValue(const hlo::Shape& shape, int step) {
+  if (!shape.IsTuple()) return NewArray(shape, step);
+  std::vector<int> elements;
+  for (const hlo::Shape& e : shape.tuple_elements()) elements.push_back(NewValue(e, step));
+  Value v;
+  v.shape = shape;
+  v.elements = std::move(elements);
+  plan_->values.push_back(v);
+  buffer_of_.push_back(-1);
+  return static_cast<int>(plan_->values.size()) - 1;
+}
+
+void Builder::Use(int value, int step) {
+  const Value& v = plan_->values[value];
+  if (v.shape.IsTuple()) {
+    for (int e : v.elements) Use(e, step);
+    return;
+  }
+  if (buffer_of_[value] >= 0) {
+    Buffer& b = buffers_[buffer_of_[value]];
+    b.last = std::max(b.last, step);
+  }
+}
+
+void Builder::Leaves(int value, std::vector<int>& out) const {
+  const Value& v = plan_->values[value];
+  if (!v.shape.IsTuple()) {
+    out.push_back(value);
+    return;
+  }
+  for (int e : v.elements) Leaves(e, out);
+}
+
+Slot Builder::SlotOf(int value) const {
+  int b = buffer_of_[value];
+  if (b < 0) return plan_->values[value].slot;
+  Slot s;
+  if (buffers_[b].output >= 0) {
+    s.kind = Slot::Kind::kOutput;
+    s.index = buffers_[b].output;
+  } else {
+    s.kind = Slot::Kind::kScratch;
+    s.offset = buffers_[b].offset;
+  }
+  return s;
+}
+
+// The reference evaluator runs an instruction without a typed kernel yet:
+// operands are copied into literals and the result copied back.
+Kernel Builder::Fallback(const Instruction& i, std::vector<int> operands, int result) {
+  struct Part {
+    hlo::Shape shape;
+    Slot slot;
+  };
+  auto describe = [&](int value) {
+    std::vector<int> leaves;
+    Leaves(value, leaves);
+    std::vector<Part> parts;
+    for (int leaf : leaves) parts.push_back({plan_->values[leaf].shape, SlotOf(leaf)});
+    return parts;
+  };
+  std::vector<std::pair<hlo::Shape, std::vector<Part>>> inputs;
+  for (int o : operands) inputs.emplace_back(plan_->values[o].shape, describe(o));
+  std::vector<Part> outputs = describe(result);
+  const Instruction* instruction = &i;
+  return [=](const Frame& frame) {
+    std::vector<hlo::Literal> literals;
+    literals.reserve(inputs.size());
+    for (const auto& [shape, parts] : inputs) {
+      hlo::Literal l(shape);
+      std::vector<hlo::Literal*> leaves;
+      std::function<void(hlo::Literal&)> collect = [&](hlo::Literal& x) {
+        if (x.shape().IsTuple()) {
+          for (auto& e : x.mutable_tuple_elements()) collect(e);
+        } else {
+          leaves.push_back(&x);
+        }
+      };
+      collect(l);
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        auto& data = leaves[k]->mutable_data();
+        if (!data.empty()) std::memcpy(data.data(), frame.At(parts[k].slot), data.size());
+      }
+      literals.push_back(std::move(l));
+    }
+    std::vector<const hlo::Literal*> args;
+    for (const auto& l : literals) args.push_back(&l);
+    auto r = hlo::EvaluateInstruction(*instruction, args);
+    if (!r.ok()) throw std::runtime_error(r.status().message());
+    std::vector<const hlo::Literal*> leaves;
+    std::function<void(const hlo::Literal&)> collect = [&](const hlo::Literal& x) {
+      if (x.shape().IsTuple()) {
+        for (const auto& e : x.tuple_elements()) collect(e);
+      } else {
+        leaves.push_back(&x);
+      }
+    };
+    collect(*r);
+    for (size_t k = 0; k < leaves.size() && k < outputs.size(); ++k) {
+      const auto& data = leaves[k]->data();
+      if (!data.empty()) std::memcpy(frame.At(outputs[k].slot), data.data(), data.size());
+    }
+  };
+}
+
+hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
+  // Pass 1: values, aliases and buffer lifetimes, step by step.
+  const auto& instructions = entry_.instructions;
+  std::vector<std::vector<int>> operand_values(instructions.size());
+  std::vector<int> result_value(instructions.size(), -1);
+  std::vector<bool> computes(instructions.size(), false);
+  for (size_t s = 0; s < instructions.size(); ++s) {
+    const Instruction& i = *instructions[s];
+    const int step = static_cast<int>(s);
+    for (const Instruction* o : i.operands) {
+      int v = value_of_.at(o);
+      operand_values[s].push_back(v);
+      Use(v, step);
+    }
+    int v = -1;
+    switch (i.opcode) {
+      case Opcode::kParameter: {
+        Value value;
+        value.shape = i.shape;
+        value.slot.kind = Slot::Kind::kParameter;
+        value.slot.index = i.parameter_number;
+        plan_->values.push_back(value);
+        buffer_of_.push_back(-1);
+        v = static_cast<int>(plan_->values.size()) - 1;
+        if (!i.shape.IsArray()) return hlo::Unimplemented("tuple parameters reach the CPU plugin flattened");
+        break;
+      }
+      case Opcode::kConstant: {
+        if (!i.literal || i.literal->elided()) {
+          return hlo::InvalidArgument("constant %" + i.name + " is elided ({...}); give it values to run it");
+        }
+        if (!i.shape.IsArray()) return hlo::Unimplemented("tuple-shaped constants");
+        Value value;
+        value.shape = i.shape;
+        value.slot.kind = Slot::Kind::kConstant;
+        value.slot.index = static_cast<int64_t>(plan_->constants.size());
+        plan_->constants.push_back(*i.literal);
+        plan_->values.push_back(value);
+        buffer_of_.push_back(-1);
+        v = static_cast<int>(plan_->values.size()) - 1;
+        break;
+      }
+      case Opcode::kTuple: {
+        Value value;
+        value.shape = i.shape;
+        value.elements = operand_values[s];
+        plan_->values.push_back(value);
+        buffer_of_.push_back(-1);
+        v = static_cast<int>(plan_->values.size()) - 1;
+        break;
+      }
+      case Opcode::kGetTupleElement: {
+        auto index = hlo::IntAttribute(i, "index", std::nullopt);
+        if (!index.ok()) return index.status();
+        v = plan_->values[operand_values[s][0]].elements.at(static_cast<size_t>(*index));
+        break;
+      }
+      case Opcode::kReshape:
+      case Opcode::kBitcast:
+      case Opcode::kOptimizationBarrier: {
+        // Same bytes, another shape: no copy.
+        int from = operand_values[s][0];
+        if (i.opcode == Opcode::kOptimizationBarrier || ByteSize(i.shape) == ByteSize(plan_->values[from].shape)) {
+          if (i.opcode == Opcode::kOptimizationBarrier) {
+            v = from;
+          } else {
+            Value value = plan_->values[from];
+            value.shape = i.shape;
+            plan_->values.push_back(value);
+            buffer_of_.push_back(buffer_of_[from]);
+            v = static_cast<int>(plan_->values.size()) - 1;
+          }
+          break;
+        }
+        [[fallthrough]];
+      }
+      default:
+        v = NewValue(i.shape, step);
+        computes[s] = true;
+        break;
+    }
+    value_of_[&i] = v;
+    result_value[s] = v;
+  }
+  // The outputs: the root's leaves. A leaf computed by a kernel (and listed
+  // once) is written straight into its output memory.
+  std::vector<int> outputs;
+  Leaves(value_of_.at(entry_.root), outputs);
+  const int end = static_cast<int>(instructions.size());
+  std::map<int, int> output_buffer_uses;
+  for (int o : outputs) {
+    Use(o, end);
+    if (buffer_of_[o] >= 0) ++output_buffer_uses[buffer_of_[o]];
+  }
+  plan_->outputs = outputs;
+  plan_->output_in_place.assign(outputs.size(), false);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    int b = buffer_of_[outputs[k]];
+    plan_->output_shapes.push_back(plan_->values[outputs[k]].shape);
+    if (b >= 0 && output_buffer_uses[b] == 1 && buffers_[b].output < 0) {
+      buffers_[b].output = static_cast<int>(k);
+      plan_->output_in_place[k] = true;
+    }
+  }
+  // Pass 2: offsets, first fit, reusing buffers whose last use has passed.
+  std::vector<std::pair<int64_t, int64_t>> free_blocks;  // offset, size
+  std::vector<int> order(buffers_.size());
+  for (size_t b = 0; b < buffers_.size(); ++b) order[b] = static_cast<int>(b);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return buffers_[a].first < buffers_[b].first; });
+  std::multimap<int, int> live;  // last step -> buffer
+  int64_t top = 0;
+  for (int b : order) {
+    Buffer& buffer = buffers_[b];
+    if (buffer.output >= 0) continue;
+    // Release what died before this buffer is written.
+    for (auto it = live.begin(); it != live.end() && it->first < buffer.first;) {
+      free_blocks.emplace_back(buffers_[it->second].offset, buffers_[it->second].bytes);
+      it = live.erase(it);
+    }
+    bool placed = false;
+    for (auto& [offset, size] : free_blocks) {
+      if (size >= buffer.bytes) {
+        buffer.offset = offset;
+        offset += buffer.bytes;
+        size -= buffer.bytes;
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) {
+      buffer.offset = top;
+      top += buffer.bytes;
+    }
+    live.emplace(buffer.last, b);
+  }
+  plan_->scratch_bytes = top;
+  for (const auto* p : entry_.parameters) plan_->parameter_shapes.push_back(p->shape);
+  // Pass 3: kernels, bound to their final slots.
+  for (size_t s = 0; s < instructions.size(); ++s) {
+    if (!computes[s]) continue;
+    const Instruction& i = *instructions[s];
+    std::vector<Slot> in;
+    bool arrays = i.shape.IsArray();
+    for (int o : operand_values[s]) {
+      arrays &= plan_->values[o].shape.IsArray();
+      in.push_back(plan_->values[o].shape.IsArray() ? SlotOf(o) : Slot{});
+    }
+    Kernel kernel;
+    if (arrays) {
+      Slot out = SlotOf(result_value[s]);
+      if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
+      if (!kernel) kernel = ElementwiseKernel(i, in, out);
+      if (!kernel) kernel = DataMovementKernel(i, in, out);
+    }
+    if (kernel) {
+      ++plan_->typed_steps;
+    } else {
+      kernel = Fallback(i, operand_values[s], result_value[s]);
+      ++plan_->reference_steps;
+    }
+    plan_->steps.push_back(Step{std::string(i.OpcodeSpelling()) + " %" + i.name, std::move(kernel)});
+  }
+  // Outputs not computed in place are copied at the end.
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (plan_->output_in_place[k]) continue;
+    Slot from = SlotOf(outputs[k]);
+    const int64_t bytes = ByteSize(plan_->values[outputs[k]].shape);
+    Slot to;
+    to.kind = Slot::Kind::kOutput;
+    to.index = static_cast<int64_t>(k);
+    plan_->steps.push_back(Step{"copy to output " + std::to_string(k), [=](const Frame& frame) {
+                                  if (bytes) std::memcpy(frame.At(to), frame.At(from), static_cast<size_t>(bytes));
+                                }});
+  }
+  return std::move(plan_);
+}
+
+}  // namespace
+
+hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module) {
+  if (!module.entry) return hlo::InvalidArgument("module has no entry computation");
+  Builder builder(*module.entry);
+  return builder.Build();
+}
+
+}  // namespace anvil::cpu
