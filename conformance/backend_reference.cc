@@ -1,3 +1,5 @@
+#include <functional>
+
 #include "conformance/backend.h"
 #include "hlo/evaluator.h"
 
@@ -12,12 +14,16 @@ class ReferenceBackend : public Backend {
     std::vector<const hlo::Literal*> args;
     for (const auto& a : arguments) args.push_back(&a);
     ANVIL_ASSIGN_OR_RETURN(hlo::Literal result, hlo::EvaluateModule(module, args));
+    // One literal per array leaf, as a plugin's results come.
     std::vector<hlo::Literal> results;
-    if (result.shape().IsTuple()) {
-      for (auto& e : result.mutable_tuple_elements()) results.push_back(std::move(e));
-    } else {
-      results.push_back(std::move(result));
-    }
+    std::function<void(hlo::Literal&)> leaves = [&](hlo::Literal& l) {
+      if (l.shape().IsTuple()) {
+        for (auto& e : l.mutable_tuple_elements()) leaves(e);
+      } else {
+        results.push_back(std::move(l));
+      }
+    };
+    leaves(result);
     return results;
   }
 };

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "conformance/checks.h"
+#include "conformance/inputs.h"
 #include "hlo/attributes.h"
 #include "hlo/program_text.h"
 #include "hlo/verifier.h"
@@ -59,50 +60,6 @@ std::string FamilyOf(const std::string& file) {
   return family.empty() ? stem : family;
 }
 
-// Deterministic values for a parameter or an elided constant.
-hlo::Literal DeterministicLiteral(const hlo::Shape& shape, uint64_t seed) {
-  hlo::Literal l(shape);
-  if (!shape.IsArray()) return l;
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&]() {
-    state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  const hlo::ElementType t = shape.element_type();
-  for (int64_t k = 0; k < l.element_count(); ++k) {
-    uint64_t r = next();
-    if (hlo::IsFloat(t)) {
-      l.SetDouble(k, static_cast<double>(r >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-    } else if (hlo::IsComplex(t)) {
-      l.SetComplex(k, static_cast<double>(r >> 40) / 16777216.0 - 0.5, static_cast<double>(r & 0xFFFFFF) / 16777216.0 - 0.5);
-    } else if (hlo::IsPred(t)) {
-      l.SetUint(k, r & 1);
-    } else {
-      l.SetInt(k, static_cast<int64_t>(r % 16) - (hlo::IsSignedInt(t) ? 8 : 0));
-    }
-  }
-  return l;
-}
-
-uint64_t Hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-  return h;
-}
-
-void FillElidedConstants(hlo::Module& module) {
-  for (auto& c : module.computations) {
-    for (auto& i : c->instructions) {
-      if (i->opcode == hlo::Opcode::kConstant && i->literal && i->literal->elided()) {
-        i->literal = DeterministicLiteral(i->shape, Hash(i->name));
-      }
-    }
-  }
-}
-
 // Functions that are tests: computations nothing calls.
 std::vector<std::string> TestFunctions(const hlo::Module& module) {
   std::set<const hlo::Computation*> called;
@@ -133,7 +90,7 @@ bool UsesParallelInterpreter(const hlo::Module& module) {
 std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std::string& file) {
   std::vector<hlo::Literal> args;
   for (const hlo::Instruction* p : entry.parameters) {
-    args.push_back(DeterministicLiteral(p->shape, Hash(file) + static_cast<uint64_t>(p->parameter_number)));
+    args.push_back(DeterministicLiteral(p->shape, HashString(file) + static_cast<uint64_t>(p->parameter_number)));
   }
   return args;
 }
@@ -248,6 +205,56 @@ std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Ba
     (void)start;
   }
   return results;
+}
+
+namespace {
+
+// "…/shared/corpus/stablehlo/interpret/add.mlir" -> "stablehlo/interpret/add.mlir".
+std::string CorpusRelative(const std::string& file) {
+  for (const char* root : {"stablehlo/", "xla-hlo/"}) {
+    size_t at = file.rfind(std::string("/") + root);
+    if (at != std::string::npos) return file.substr(at + 1);
+    if (file.rfind(root, 0) == 0) return file;
+  }
+  return file;
+}
+
+}  // namespace
+
+hlo::StatusOr<std::vector<std::string>> CheckExpectations(const std::vector<TestResult>& results,
+                                                          const std::string& expectations_file) {
+  std::ifstream in(expectations_file);
+  if (!in) return hlo::NotFound(expectations_file + ": cannot open");
+  std::map<std::string, std::string> expected;  // test -> reason substring
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos) return hlo::InvalidArgument(expectations_file + ": no tab in '" + line + "'");
+    expected[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  std::vector<std::string> mismatches;
+  std::set<std::string> seen;
+  for (const TestResult& r : results) {
+    const std::string key = CorpusRelative(r.file) + ":" + r.function;
+    auto it = expected.find(key);
+    if (r.status == TestResult::Status::kPassed) {
+      if (it != expected.end()) mismatches.push_back(key + " passes now: remove it from the list");
+      continue;
+    }
+    seen.insert(key);
+    if (it == expected.end()) {
+      mismatches.push_back(key + " " + StatusName(r.status) + " and is not listed: " + r.reason);
+    } else if (r.reason.find(it->second) == std::string::npos) {
+      mismatches.push_back(key + " " + StatusName(r.status) + " for another reason: " + r.reason);
+    }
+  }
+  for (const auto& [key, reason] : expected) {
+    bool ran = std::any_of(results.begin(), results.end(),
+                           [&](const TestResult& r) { return CorpusRelative(r.file) + ":" + r.function == key; });
+    if (!ran) mismatches.push_back(key + " is listed but did not run");
+  }
+  return mismatches;
 }
 
 std::string ToJson(const std::vector<TestResult>& results) {

@@ -31,6 +31,14 @@ const char* StatusName(TestResult::Status status);
 std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Backend& backend,
                                        void (*progress)(const TestResult&) = nullptr);
 
+// Compares the failures and skips of `results` with the list in
+// `expectations_file` (PATH:FUNCTION<TAB>REASON per line, PATH relative to
+// the corpus root, that is with everything up to `corpus/` removed; # starts
+// a comment). Returns one line per mismatch: a failure or skip not listed,
+// listed with another reason, or listed but passing now.
+hlo::StatusOr<std::vector<std::string>> CheckExpectations(const std::vector<TestResult>& results,
+                                                          const std::string& expectations_file);
+
 // One JSON record per test: file, function, status, reason, time.
 std::string ToJson(const std::vector<TestResult>& results);
 // A Markdown table per op family: passed, failed, skipped, with reasons.

@@ -1,5 +1,6 @@
 // Compilation and execution of anvil.h.
 #include <cstring>
+#include <functional>
 
 #include "core/abi_util.h"
 #include "core/element_types.h"
@@ -146,16 +147,18 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
       }
       state->parameters.push_back(p->shape);
     }
-    const anvil::hlo::Shape& root = entry.ResultShape();
-    if (root.IsTuple()) {
-      for (const auto& e : root.tuple_elements()) state->results.push_back(e);
-    } else {
-      state->results.push_back(root);
-    }
+    // Results: the root's array leaves, tuples flattened in order.
+    std::function<void(const anvil::hlo::Shape&)> leaves = [&](const anvil::hlo::Shape& s) {
+      if (s.IsTuple()) {
+        for (const auto& e : s.tuple_elements()) leaves(e);
+      } else {
+        state->results.push_back(s);
+      }
+    };
+    leaves(entry.ResultShape());
     for (const auto& r : state->results) {
       if (!r.IsArray()) {
-        return ToAbi(MakeError(StatusCode::kUnimplemented,
-                               "result shape " + r.ToString(false) + " is not an array; nested tuples are not supported"));
+        return ToAbi(MakeError(StatusCode::kUnimplemented, "result shape " + r.ToString(false) + " is not an array"));
       }
     }
     state->canonical_text = anvil::hlo::Print(**module);

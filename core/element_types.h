@@ -9,7 +9,10 @@ namespace anvil::core {
 
 #define ANVIL_SAME_VALUE(c, ir) static_assert(static_cast<int>(c) == static_cast<int>(hlo::ElementType::ir))
 ANVIL_SAME_VALUE(ANVIL_PRED, kPred);
+ANVIL_SAME_VALUE(ANVIL_S4, kS4);
 ANVIL_SAME_VALUE(ANVIL_S8, kS8);
+ANVIL_SAME_VALUE(ANVIL_F8E4M3FN, kF8E4M3FN);
+ANVIL_SAME_VALUE(ANVIL_F8E8M0FNU, kF8E8M0FNU);
 ANVIL_SAME_VALUE(ANVIL_S16, kS16);
 ANVIL_SAME_VALUE(ANVIL_S32, kS32);
 ANVIL_SAME_VALUE(ANVIL_S64, kS64);
@@ -27,14 +30,10 @@ ANVIL_SAME_VALUE(ANVIL_C128, kC128);
 
 // The IR type of a C type code, or kInvalid when the ABI does not name it.
 inline hlo::ElementType FromAbi(int32_t t) {
-  switch (t) {
-    case ANVIL_PRED: case ANVIL_S8: case ANVIL_S16: case ANVIL_S32: case ANVIL_S64:
-    case ANVIL_U8: case ANVIL_U16: case ANVIL_U32: case ANVIL_U64:
-    case ANVIL_BF16: case ANVIL_F16: case ANVIL_F32: case ANVIL_F64: case ANVIL_C64: case ANVIL_C128:
-      return static_cast<hlo::ElementType>(t);
-    default:
-      return hlo::ElementType::kInvalid;
+  if (t <= static_cast<int32_t>(hlo::ElementType::kInvalid) || t > static_cast<int32_t>(hlo::ElementType::kC128)) {
+    return hlo::ElementType::kInvalid;
   }
+  return static_cast<hlo::ElementType>(t);
 }
 
 inline int32_t ToAbi(hlo::ElementType t) { return static_cast<int32_t>(t); }

@@ -72,7 +72,9 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kFft: return eval::EvalFft(i, *operands[0]);
     case Opcode::kTopK: return eval::EvalTopK(i, *operands[0]);
     case Opcode::kSelectAndScatter: return eval::EvalSelectAndScatter(i, operands, call);
-    case Opcode::kCall: return call(*i.called_computations.at(0), operands);
+    case Opcode::kCall:
+    case Opcode::kFusion:  // a fusion computes what its fused computation computes
+      return call(*i.called_computations.at(0), operands);
     case Opcode::kWhile: {
       const Attribute* ca = i.FindAttribute("condition");
       const Attribute* ba = i.FindAttribute("body");

@@ -1,7 +1,9 @@
 // Ops of the reference evaluator that combine elements through a called
 // computation or a contraction: reduce, reduce-window, dot, sort, map.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
@@ -45,6 +47,60 @@ void MergeSort(std::vector<int64_t>& v, Less less) {
 
 }  // namespace
 
+// A reducer that is one binary op on its two parameters, if it is.
+std::optional<Opcode> SimpleReducer(const Computation& body) {
+  if (body.parameters.size() != 2 || !body.root || body.root->operands.size() != 2) return std::nullopt;
+  const Instruction* r = body.root;
+  if (r->operands[0]->opcode != Opcode::kParameter || r->operands[1]->opcode != Opcode::kParameter ||
+      r->operands[0] == r->operands[1]) {
+    return std::nullopt;
+  }
+  switch (r->opcode) {
+    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+      return r->opcode;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Rounds a double to the values `t` holds (the step a reducer's result
+// takes when stored back into a scalar of type t).
+double RoundTo(ElementType t, double v) {
+  if (t == ElementType::kF64) return v;
+  if (t == ElementType::kF32) return static_cast<float>(v);
+  const FloatFormat* f = Info(t).float_format;
+  return f ? DecodeFloat(*f, EncodeFloat(*f, v)) : v;
+}
+
+// The fast path for single-input reductions by add, multiply, max or min on
+// floats: no body evaluation per element, same results.
+StatusOr<Literal> ReduceFloats(Opcode op, const Literal& in, const Literal& init, const std::vector<int64_t>& kept,
+                               const std::vector<int64_t>& out_dims) {
+  const ElementType t = in.shape().element_type();
+  Literal out(Shape(t, out_dims));
+  std::vector<double> acc(static_cast<size_t>(out.element_count()), init.GetDouble(0));
+  const auto out_strides = Strides(out_dims);
+  std::vector<int64_t> index, out_index(kept.size());
+  for (int64_t k = 0; k < in.element_count(); ++k) {
+    Unflatten(k, in.shape().dims(), index);
+    for (size_t d = 0; d < kept.size(); ++d) out_index[d] = index[kept[d]];
+    double& a = acc[static_cast<size_t>(Flatten(out_index, out_strides))];
+    const double x = in.GetDouble(k);
+    switch (op) {
+      case Opcode::kAdd: a = RoundTo(t, a + x); break;
+      case Opcode::kMultiply: a = RoundTo(t, a * x); break;
+      case Opcode::kMaximum:
+        a = std::isnan(a) || std::isnan(x) ? std::nan("") : (a == 0 && x == 0 ? (std::signbit(a) ? x : a) : std::max(a, x));
+        break;
+      default:
+        a = std::isnan(a) || std::isnan(x) ? std::nan("") : (a == 0 && x == 0 ? (std::signbit(a) ? a : x) : std::min(a, x));
+        break;
+    }
+  }
+  for (int64_t k = 0; k < out.element_count(); ++k) out.SetDouble(k, acc[static_cast<size_t>(k)]);
+  return out;
+}
+
 StatusOr<Literal> EvalReduce(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call) {
   const size_t n = operands.size() / 2;
   ANVIL_ASSIGN_OR_RETURN(auto reduced, IntListAttribute(i, "dimensions"));
@@ -56,6 +112,10 @@ StatusOr<Literal> EvalReduce(const Instruction& i, const std::vector<const Liter
   }
   std::vector<int64_t> out_dims;
   for (int64_t d : kept) out_dims.push_back(in_dims[d]);
+  if (n == 1 && IsFloat(operands[0]->shape().element_type()) &&
+      operands[0]->shape().element_type() == operands[1]->shape().element_type()) {
+    if (auto op = SimpleReducer(body)) return ReduceFloats(*op, *operands[0], *operands[1], kept, out_dims);
+  }
   const auto out_strides = Strides(out_dims);
   const int64_t out_count = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1}, std::multiplies<>());
   // Accumulators start at the init values.

@@ -6,5 +6,6 @@ namespace anvil::tools {
 int ParseCommand(int argc, char** argv);
 int PluginsCommand(int argc, char** argv);
 int ConformanceCommand(int argc, char** argv);
+int RunCommand(int argc, char** argv);
 
 }  // namespace anvil::tools

@@ -24,13 +24,17 @@ void Progress(const conformance::TestResult& r) {
 
 void Usage(FILE* out) {
   std::fprintf(out,
-               "usage: anvil conformance --plugin NAME|reference [--json FILE] [--report FILE] [-v] PATH...\n");
+               "usage: anvil conformance --plugin NAME|reference [--json FILE] [--report FILE]\n"
+               "                         [--expected FILE] [-v] PATH...\n"
+               "  --expected FILE  the failures and skips that are known, one per line as\n"
+               "                   PATH:FUNCTION<TAB>REASON; exit 0 when the run matches it\n"
+               "                   exactly (no new failure, no stale entry)\n");
 }
 
 }  // namespace
 
 int ConformanceCommand(int argc, char** argv) {
-  std::string plugin, json, report;
+  std::string plugin, json, report, expected;
   std::vector<std::string> paths;
   for (int k = 0; k < argc; ++k) {
     std::string a = argv[k];
@@ -40,6 +44,8 @@ int ConformanceCommand(int argc, char** argv) {
       json = argv[++k];
     } else if (a == "--report" && k + 1 < argc) {
       report = argv[++k];
+    } else if (a == "--expected" && k + 1 < argc) {
+      expected = argv[++k];
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
     } else if (a == "--help" || a == "-h") {
@@ -77,7 +83,18 @@ int ConformanceCommand(int argc, char** argv) {
   }
   if (!json.empty()) std::ofstream(json) << conformance::ToJson(results);
   if (!report.empty()) std::ofstream(report) << conformance::ToReport(results, backend->name());
+  int mismatches = 0;
+  if (!expected.empty()) {
+    auto outcome = conformance::CheckExpectations(results, expected);
+    if (!outcome.ok()) {
+      std::fprintf(stderr, "anvil conformance: %s\n", outcome.status().message().c_str());
+      return 2;
+    }
+    for (const std::string& m : *outcome) std::fprintf(stderr, "expectation: %s\n", m.c_str());
+    mismatches = static_cast<int>(outcome->size());
+  }
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (!expected.empty()) return mismatches == 0 ? 0 : 1;
   return failed == 0 ? 0 : 1;
 }
 

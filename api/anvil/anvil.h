@@ -70,18 +70,34 @@ anvil_version anvil_get_abi_version(void);
 /* --------------------------------------------------------- element types */
 
 /* Element types. Structs and out-parameters carry them as int32_t, since a C
- * enum's size is the compiler's choice. */
+ * enum's size is the compiler's choice. Types narrower than a byte (s2, s4,
+ * u2, u4, f4, f6) take one byte per element in host and device memory. */
 typedef enum anvil_element_type {
   ANVIL_INVALID = 0,
   ANVIL_PRED = 1,
+  ANVIL_S2 = 2,
+  ANVIL_S4 = 3,
   ANVIL_S8 = 4,
   ANVIL_S16 = 5,
   ANVIL_S32 = 6,
   ANVIL_S64 = 7,
+  ANVIL_U2 = 8,
+  ANVIL_U4 = 9,
   ANVIL_U8 = 10,
   ANVIL_U16 = 11,
   ANVIL_U32 = 12,
   ANVIL_U64 = 13,
+  ANVIL_F4E2M1FN = 14,
+  ANVIL_F6E2M3FN = 15,
+  ANVIL_F6E3M2FN = 16,
+  ANVIL_F8E3M4 = 17,
+  ANVIL_F8E4M3 = 18,
+  ANVIL_F8E4M3FN = 19,
+  ANVIL_F8E4M3FNUZ = 20,
+  ANVIL_F8E4M3B11FNUZ = 21,
+  ANVIL_F8E5M2 = 22,
+  ANVIL_F8E5M2FNUZ = 23,
+  ANVIL_F8E8M0FNU = 24,
   ANVIL_BF16 = 25,
   ANVIL_F16 = 26,
   ANVIL_F32 = 27,
