@@ -67,6 +67,10 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kSort: return eval::EvalSort(i, operands, call);
     case Opcode::kMap: return eval::EvalMap(i, operands, call);
     case Opcode::kScatter: return eval::EvalScatter(i, operands, call);
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+      return eval::EvalBatchNorm(i, operands);
     case Opcode::kConvolution: return eval::EvalConvolution(i, *operands[0], *operands[1]);
     case Opcode::kTriangularSolve: return eval::EvalTriangularSolve(i, *operands[0], *operands[1]);
     case Opcode::kFft: return eval::EvalFft(i, *operands[0]);

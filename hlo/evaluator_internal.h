@@ -45,6 +45,7 @@ StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& operand);
 StatusOr<Literal> EvalScan(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 // `op` is the chlo name after "chlo." (lgamma, digamma, erf_inv, mulhi...).
 StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const std::vector<const Literal*>& operands);
+StatusOr<Literal> EvalBatchNorm(const Instruction& i, const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Scalars of every class, for the element loops.

@@ -64,6 +64,16 @@ StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, cons
       std::accumulate(kernel_spatial_dims.begin(), kernel_spatial_dims.end(), int64_t{1}, std::multiplies<>());
   const bool complex = IsComplex(lhs.shape().element_type());
   const bool floating = IsFloat(lhs.shape().element_type());
+  // Real operands are read once into doubles: the loops below then index
+  // plain arrays.
+  std::vector<double> lv, rv;
+  if (floating) {
+    lv.resize(static_cast<size_t>(lhs.element_count()));
+    rv.resize(static_cast<size_t>(rhs.element_count()));
+    for (int64_t k = 0; k < lhs.element_count(); ++k) lv[static_cast<size_t>(k)] = lhs.GetDouble(k);
+    for (int64_t k = 0; k < rhs.element_count(); ++k) rv[static_cast<size_t>(k)] = rhs.GetDouble(k);
+  }
+  const int64_t lf_stride = ls[dn.input_feature], rf_stride = rs[dn.kernel_input_feature];
   std::vector<int64_t> out_index, window_index, l_index(ld.size()), r_index(rd.size());
   for (int64_t k = 0; k < out.element_count(); ++k) {
     Unflatten(k, out.shape().dims(), out_index);
@@ -91,14 +101,19 @@ StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, cons
       if (!inside) continue;
       l_index[dn.input_batch] = batch_group * out_batch + b;
       r_index[dn.kernel_output_feature] = f;
+      l_index[dn.input_feature] = feature_group * kernel_in;
+      r_index[dn.kernel_input_feature] = 0;
+      const int64_t l0 = Flatten(l_index, ls), r0 = Flatten(r_index, rs);
+      if (floating) {
+        double acc = 0;
+        for (int64_t c = 0; c < kernel_in; ++c) acc += lv[l0 + c * lf_stride] * rv[r0 + c * rf_stride];
+        sum += acc;
+        continue;
+      }
       for (int64_t c = 0; c < kernel_in; ++c) {
-        l_index[dn.input_feature] = feature_group * kernel_in + c;
-        r_index[dn.kernel_input_feature] = c;
-        const int64_t li = Flatten(l_index, ls), ri = Flatten(r_index, rs);
+        const int64_t li = l0 + c * lf_stride, ri = r0 + c * rf_stride;
         if (complex) {
           sum += lhs.GetComplex(li) * rhs.GetComplex(ri);
-        } else if (floating) {
-          sum += lhs.GetDouble(li) * rhs.GetDouble(ri);
         } else {
           sum_i += BitsAt(lhs, li) * BitsAt(rhs, ri);
         }

@@ -77,5 +77,6 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 
 }  // namespace anvil::cpu

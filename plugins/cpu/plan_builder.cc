@@ -318,6 +318,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     if (arrays) {
       Slot out = SlotOf(result_value[s]);
       if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
+      if (i.opcode == Opcode::kConvolution) kernel = ConvolutionKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);

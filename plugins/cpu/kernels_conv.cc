@@ -1,0 +1,147 @@
+// f32 convolution as im2col + oneDNN sgemm, per batch element and feature
+// group, for any dim_labels, strides, padding, dilations and reversal.
+// Index tables (which input element feeds which patch column) are built at
+// compile time; executing only gathers and multiplies.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "hlo/attributes.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+std::vector<int64_t> RowMajor(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
+  return s;
+}
+
+}  // namespace
+
+Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  using hlo::ElementType;
+  if (i.shape.element_type() != ElementType::kF32 || i.operands.size() != 2 ||
+      i.operands[0]->shape.element_type() != ElementType::kF32 ||
+      i.operands[1]->shape.element_type() != ElementType::kF32) {
+    return nullptr;
+  }
+  const hlo::Attribute* labels = i.FindAttribute("dim_labels");
+  if (!labels) return nullptr;
+  auto dn = hlo::ParseDimLabels(labels->value);
+  if (!dn.ok()) return nullptr;
+  auto groups = hlo::IntAttribute(i, "feature_group_count", 1);
+  auto batch_groups = hlo::IntAttribute(i, "batch_group_count", 1);
+  if (!groups.ok() || !batch_groups.ok() || *batch_groups != 1) return nullptr;
+  const size_t spatial = dn->input_spatial.size();
+  std::vector<hlo::WindowDim> window(spatial);
+  if (const hlo::Attribute* w = i.FindAttribute("window")) {
+    auto parsed = hlo::ParseWindow(w->value);
+    if (!parsed.ok() || parsed->size() != spatial) return nullptr;
+    window = *parsed;
+  }
+  const auto& ld = i.operands[0]->shape.dims();
+  const auto& rd = i.operands[1]->shape.dims();
+  const auto& od = i.shape.dims();
+  const auto ls = RowMajor(ld), rs = RowMajor(rd), os = RowMajor(od);
+  const int64_t batch = ld[dn->input_batch];
+  const int64_t g = *groups;
+  const int64_t cin_g = rd[dn->kernel_input_feature];
+  const int64_t cout = rd[dn->kernel_output_feature], cout_g = cout / g;
+  std::vector<int64_t> out_spatial_dims, kernel_spatial_dims;
+  for (size_t s = 0; s < spatial; ++s) {
+    out_spatial_dims.push_back(od[dn->output_spatial[s]]);
+    kernel_spatial_dims.push_back(rd[dn->kernel_spatial[s]]);
+  }
+  const int64_t positions = std::accumulate(out_spatial_dims.begin(), out_spatial_dims.end(), int64_t{1}, std::multiplies<>());
+  const int64_t taps = std::accumulate(kernel_spatial_dims.begin(), kernel_spatial_dims.end(), int64_t{1}, std::multiplies<>());
+  if (positions * taps > (int64_t{1} << 28)) return nullptr;  // index table too large: the evaluator's
+  // input_offset[p * taps + w]: the input's spatial offset for output position
+  // p and kernel tap w, or -1 where the tap reads padding or a dilation hole.
+  std::vector<int64_t> input_offset(static_cast<size_t>(positions * taps));
+  std::vector<int64_t> output_offset(static_cast<size_t>(positions)), kernel_offset(static_cast<size_t>(taps));
+  std::vector<int64_t> p_index(spatial), w_index(spatial);
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p, o_off = 0;
+    for (int s = static_cast<int>(spatial) - 1; s >= 0; --s) {
+      p_index[s] = rest % out_spatial_dims[s];
+      rest /= out_spatial_dims[s];
+      o_off += p_index[s] * os[dn->output_spatial[s]];
+    }
+    output_offset[p] = o_off;
+    for (int64_t w = 0; w < taps; ++w) {
+      int64_t wrest = w, off = 0;
+      bool inside = true;
+      for (int s = static_cast<int>(spatial) - 1; s >= 0; --s) {
+        w_index[s] = wrest % kernel_spatial_dims[s];
+        wrest /= kernel_spatial_dims[s];
+        const hlo::WindowDim& wd = window[s];
+        int64_t x = p_index[s] * wd.stride + w_index[s] * wd.window_dilation - wd.pad_low;
+        if (x < 0 || x % wd.base_dilation != 0 || x / wd.base_dilation >= ld[dn->input_spatial[s]]) {
+          inside = false;
+        } else {
+          off += (x / wd.base_dilation) * ls[dn->input_spatial[s]];
+        }
+      }
+      input_offset[p * taps + w] = inside ? off : -1;
+    }
+  }
+  for (int64_t w = 0; w < taps; ++w) {
+    int64_t wrest = w, off = 0;
+    for (int s = static_cast<int>(spatial) - 1; s >= 0; --s) {
+      int64_t k = wrest % kernel_spatial_dims[s];
+      wrest /= kernel_spatial_dims[s];
+      if (window[s].reversal) k = kernel_spatial_dims[s] - 1 - k;
+      off += k * rs[dn->kernel_spatial[s]];
+    }
+    kernel_offset[w] = off;
+  }
+  const int64_t in_batch_stride = ls[dn->input_batch], in_feature_stride = ls[dn->input_feature];
+  const int64_t k_in_stride = rs[dn->kernel_input_feature], k_out_stride = rs[dn->kernel_output_feature];
+  const int64_t out_batch_stride = os[dn->output_batch], out_feature_stride = os[dn->output_feature];
+  const int64_t depth = taps * cin_g;  // the gemm's K
+  const Slot lhs = in[0], rhs = in[1], result = out;
+  return [=](const Frame& frame) {
+    const float* x = static_cast<const float*>(frame.At(lhs));
+    const float* k = static_cast<const float*>(frame.At(rhs));
+    float* y = static_cast<float*>(frame.At(result));
+    // The kernel as g matrices [depth x cout_g].
+    std::vector<float> weights(static_cast<size_t>(g * depth * cout_g));
+    for (int64_t grp = 0; grp < g; ++grp) {
+      for (int64_t w = 0; w < taps; ++w) {
+        for (int64_t c = 0; c < cin_g; ++c) {
+          for (int64_t o = 0; o < cout_g; ++o) {
+            weights[static_cast<size_t>((grp * depth + w * cin_g + c) * cout_g + o)] =
+                k[kernel_offset[w] + c * k_in_stride + (grp * cout_g + o) * k_out_stride];
+          }
+        }
+      }
+    }
+    frame.parallel->For(batch * g, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> patches(static_cast<size_t>(positions * depth)), product(static_cast<size_t>(positions * cout_g));
+      for (int64_t item = lo; item < hi; ++item) {
+        const int64_t b = item / g, grp = item % g;
+        const float* base = x + b * in_batch_stride + grp * cin_g * in_feature_stride;
+        for (int64_t p = 0; p < positions; ++p) {
+          float* row = patches.data() + p * depth;
+          for (int64_t w = 0; w < taps; ++w) {
+            const int64_t off = input_offset[static_cast<size_t>(p * taps + w)];
+            for (int64_t c = 0; c < cin_g; ++c) row[w * cin_g + c] = off < 0 ? 0.0f : base[off + c * in_feature_stride];
+          }
+        }
+        dnnl_sgemm('N', 'N', positions, cout_g, depth, 1.0f, patches.data(), depth,
+                   weights.data() + grp * depth * cout_g, cout_g, 0.0f, product.data(), cout_g);
+        float* dst = y + b * out_batch_stride + grp * cout_g * out_feature_stride;
+        for (int64_t p = 0; p < positions; ++p) {
+          for (int64_t o = 0; o < cout_g; ++o) {
+            dst[output_offset[static_cast<size_t>(p)] + o * out_feature_stride] = product[static_cast<size_t>(p * cout_g + o)];
+          }
+        }
+      }
+    });
+  };
+}
+
+}  // namespace anvil::cpu
