@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
@@ -177,13 +180,29 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
       error = Error(kResourceExhausted, "cannot allocate " + std::to_string(plan.scratch_bytes) + " bytes of scratch");
     } else {
       frame.scratch = static_cast<char*>(scratch);
+      // ANVIL_CPU_PROFILE=1 prints where an execution's time went, by op.
+      static const bool profile = std::getenv("ANVIL_CPU_PROFILE") != nullptr;
+      std::map<std::string, double> seconds;
       for (const auto& step : plan.steps) {
+        auto start = std::chrono::steady_clock::now();
         try {
           step.run(frame);
         } catch (const std::exception& e) {
           error = Error(kInternal, step.what + ": " + e.what());
           break;
         }
+        if (profile) {
+          seconds[step.what.substr(0, step.what.find(' '))] +=
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+      }
+      if (profile) {
+        std::vector<std::pair<double, std::string>> by_time;
+        for (const auto& [op, t] : seconds) by_time.emplace_back(t, op);
+        std::sort(by_time.rbegin(), by_time.rend());
+        std::fprintf(stderr, "anvil cpu profile (%d typed steps, %d reference steps):\n", plan.typed_steps,
+                     plan.reference_steps);
+        for (const auto& [t, op] : by_time) std::fprintf(stderr, "  %10.3f s  %s\n", t, op.c_str());
       }
     }
     std::free(scratch);

@@ -323,13 +323,15 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
     }
+    const bool kernel_is_typed = static_cast<bool>(kernel);
     if (kernel) {
       ++plan_->typed_steps;
     } else {
       kernel = Fallback(i, operand_values[s], result_value[s]);
       ++plan_->reference_steps;
     }
-    plan_->steps.push_back(Step{std::string(i.OpcodeSpelling()) + " %" + i.name, std::move(kernel)});
+    plan_->steps.push_back(Step{std::string(i.OpcodeSpelling()) + (kernel_is_typed ? "" : "(reference)") + " %" + i.name,
+                                std::move(kernel)});
   }
   // Outputs not computed in place are copied at the end.
   for (size_t k = 0; k < outputs.size(); ++k) {
