@@ -315,10 +315,22 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       in.push_back(plan_->values[o].shape.IsArray() ? SlotOf(o) : Slot{});
     }
     Kernel kernel;
-    if (arrays) {
+    const bool batch_norm = i.opcode == Opcode::kBatchNormTraining || i.opcode == Opcode::kBatchNormInference ||
+                            i.opcode == Opcode::kBatchNormGrad;
+    if (batch_norm) {
+      std::vector<int> leaves;
+      Leaves(result_value[s], leaves);
+      std::vector<Slot> outs;
+      for (int leaf : leaves) outs.push_back(SlotOf(leaf));
+      std::vector<Slot> ins;
+      for (int o : operand_values[s]) ins.push_back(SlotOf(o));
+      kernel = BatchNormKernel(i, ins, outs);
+    }
+    if (!kernel && arrays) {
       Slot out = SlotOf(result_value[s]);
       if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
       if (i.opcode == Opcode::kConvolution) kernel = ConvolutionKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
