@@ -34,7 +34,7 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
   if (!dn.ok()) return nullptr;
   auto groups = hlo::IntAttribute(i, "feature_group_count", 1);
   auto batch_groups = hlo::IntAttribute(i, "batch_group_count", 1);
-  if (!groups.ok() || !batch_groups.ok() || *batch_groups != 1) return nullptr;
+  if (!groups.ok() || !batch_groups.ok() || (*groups != 1 && *batch_groups != 1)) return nullptr;
   const size_t spatial = dn->input_spatial.size();
   std::vector<hlo::WindowDim> window(spatial);
   if (const hlo::Attribute* w = i.FindAttribute("window")) {
@@ -46,10 +46,15 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
   const auto& rd = i.operands[1]->shape.dims();
   const auto& od = i.shape.dims();
   const auto ls = RowMajor(ld), rs = RowMajor(rd), os = RowMajor(od);
-  const int64_t batch = ld[dn->input_batch];
-  const int64_t g = *groups;
+  // Output features come in g groups: feature groups (each reading its own
+  // slice of input features) or batch groups (each reading its own slice of
+  // the input batch); at most one kind is > 1.
+  const int64_t bgroups = *batch_groups;
+  const int64_t g = *groups * bgroups;
+  const int64_t batch = ld[dn->input_batch] / bgroups;  // output batch
   const int64_t cin_g = rd[dn->kernel_input_feature];
   const int64_t cout = rd[dn->kernel_output_feature], cout_g = cout / g;
+  const bool feature_grouped = *groups > 1;
   std::vector<int64_t> out_spatial_dims, kernel_spatial_dims;
   for (size_t s = 0; s < spatial; ++s) {
     out_spatial_dims.push_back(od[dn->output_spatial[s]]);
@@ -123,7 +128,8 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
       std::vector<float> patches(static_cast<size_t>(positions * depth)), product(static_cast<size_t>(positions * cout_g));
       for (int64_t item = lo; item < hi; ++item) {
         const int64_t b = item / g, grp = item % g;
-        const float* base = x + b * in_batch_stride + grp * cin_g * in_feature_stride;
+        const float* base = feature_grouped ? x + b * in_batch_stride + grp * cin_g * in_feature_stride
+                                            : x + (grp * batch + b) * in_batch_stride;
         for (int64_t p = 0; p < positions; ++p) {
           float* row = patches.data() + p * depth;
           for (int64_t w = 0; w < taps; ++w) {
