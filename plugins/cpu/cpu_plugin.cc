@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
@@ -29,9 +30,41 @@ struct anvil_plugin_memory {
   size_t bytes;
 };
 
+// Freed blocks are kept for reuse, by size: a fresh block costs a page
+// fault per 4 KiB on first touch, which would dominate a memory-bound run.
+class BlockCache {
+ public:
+  static constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+  void* Take(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocks_.find(bytes);
+    if (it == blocks_.end()) return nullptr;
+    void* p = it->second;
+    blocks_.erase(it);
+    cached_ -= bytes;
+    return p;
+  }
+  bool Keep(void* p, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_ + bytes > kMaxCachedBytes) return false;
+    blocks_.emplace(bytes, p);
+    cached_ += bytes;
+    return true;
+  }
+  ~BlockCache() {
+    for (auto& [bytes, p] : blocks_) std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, void*> blocks_;
+  size_t cached_ = 0;
+};
+
 struct anvil_plugin_context {
   anvil_plugin_host_executor executor;
   anvil::cpu::Parallel parallel;
+  BlockCache cache;
 };
 
 namespace {
@@ -51,9 +84,9 @@ struct Executable {
   std::unique_ptr<Plan> plan;
 };
 
-void* AlignedAlloc(size_t bytes) {
-  return std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
-}
+size_t Rounded(size_t bytes) { return std::max<size_t>(64, (bytes + 63) / 64 * 64); }
+
+void* AlignedAlloc(size_t bytes) { return std::aligned_alloc(64, Rounded(bytes)); }
 
 void Async(anvil_plugin_context* context, std::function<void()> work) {
   auto* boxed = new std::function<void()>(std::move(work));
@@ -74,7 +107,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
   if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
     return Error(kInvalidArgument, "the CPU plugin needs core's host executor");
   }
-  auto* context = new anvil_plugin_context{*executor, anvil::cpu::Parallel(nullptr)};
+  auto* context = new anvil_plugin_context{*executor, anvil::cpu::Parallel(nullptr), {}};
   context->parallel = anvil::cpu::Parallel(&context->executor);
   *out = context;
   return nullptr;
@@ -96,16 +129,17 @@ anvil_plugin_error* DeviceProperties(anvil_plugin_context*, size_t device, anvil
   return nullptr;
 }
 
-anvil_plugin_error* Allocate(anvil_plugin_context*, size_t, size_t bytes, anvil_plugin_memory** out) {
-  void* data = AlignedAlloc(bytes);
+anvil_plugin_error* Allocate(anvil_plugin_context* context, size_t, size_t bytes, anvil_plugin_memory** out) {
+  void* data = context->cache.Take(Rounded(bytes));
+  if (!data) data = AlignedAlloc(bytes);
   if (!data) return Error(kResourceExhausted, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
   *out = new anvil_plugin_memory{data, bytes};
   return nullptr;
 }
 
-void Free(anvil_plugin_context*, anvil_plugin_memory* memory) {
+void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
   if (!memory) return;
-  std::free(memory->data);
+  if (!context->cache.Keep(memory->data, Rounded(memory->bytes))) std::free(memory->data);
   delete memory;
 }
 
@@ -175,7 +209,9 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   frame.parallel = &context->parallel;
   Async(context, [=]() mutable {
     anvil_plugin_error* error = nullptr;
-    void* scratch = plan.scratch_bytes ? AlignedAlloc(static_cast<size_t>(plan.scratch_bytes)) : nullptr;
+    const size_t scratch_bytes = Rounded(static_cast<size_t>(plan.scratch_bytes));
+    void* scratch = plan.scratch_bytes ? context->cache.Take(scratch_bytes) : nullptr;
+    if (plan.scratch_bytes && !scratch) scratch = AlignedAlloc(scratch_bytes);
     if (plan.scratch_bytes && !scratch) {
       error = Error(kResourceExhausted, "cannot allocate " + std::to_string(plan.scratch_bytes) + " bytes of scratch");
     } else {
@@ -205,7 +241,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
         for (const auto& [t, op] : by_time) std::fprintf(stderr, "  %10.3f s  %s\n", t, op.c_str());
       }
     }
-    std::free(scratch);
+    if (scratch && !context->cache.Keep(scratch, scratch_bytes)) std::free(scratch);
     for (auto* m : owned) Free(context, m);
     done(user, error);
   });
