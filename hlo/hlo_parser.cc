@@ -283,40 +283,32 @@ Status HloTextParser::ParseArrayLiteral(Literal& literal) {
   size_t start = c_.pos();
   ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
   depth = 1;
+  // A `}` closes the current level, which must hold its dimension's count.
+  auto close_level = [&]() -> Status {
+    if (seen[depth - 1] != dims[depth - 1]) {
+      return c_.Error("literal has " + std::to_string(seen[depth - 1]) + " elements in dimension " +
+                      std::to_string(depth - 1) + " but the shape " + shape.ToString() + " needs " +
+                      std::to_string(dims[depth - 1]));
+    }
+    --depth;
+    if (depth > 0) {
+      ++seen[depth - 1];
+      if (!c_.TryConsume(",") && c_.Peek() != '}') return c_.Expected("',' or '}'");
+    }
+    return OkStatus();
+  };
   while (depth > 0) {
+    if (c_.TryConsume("}")) {
+      ANVIL_RETURN_IF_ERROR(close_level());
+      continue;
+    }
     if (depth < rank) {
-      if (c_.TryConsume("}")) {
-        if (seen[depth - 1] != dims[depth - 1]) {
-          return c_.Error("literal has " + std::to_string(seen[depth - 1]) + " elements in dimension " +
-                          std::to_string(depth - 1) + " but the shape " + shape.ToString() + " needs " +
-                          std::to_string(dims[depth - 1]));
-        }
-        --depth;
-        if (depth > 0) {
-          ++seen[depth - 1];
-          if (!c_.TryConsume(",") && c_.Peek() != '}') return c_.Expected("',' or '}'");
-        }
-        continue;
-      }
       ANVIL_RETURN_IF_ERROR(c_.Expect("{"));
       seen[depth] = 0;
       ++depth;
       continue;
     }
     // Innermost level: values.
-    if (c_.TryConsume("}")) {
-      if (seen[depth - 1] != dims[depth - 1]) {
-        return c_.Error("literal has " + std::to_string(seen[depth - 1]) + " elements in dimension " +
-                        std::to_string(depth - 1) + " but the shape " + shape.ToString() + " needs " +
-                        std::to_string(dims[depth - 1]));
-      }
-      --depth;
-      if (depth > 0) {
-        ++seen[depth - 1];
-        if (!c_.TryConsume(",") && c_.Peek() != '}') return c_.Expected("',' or '}'");
-      }
-      continue;
-    }
     if (linear >= count || seen[depth - 1] >= dims[depth - 1]) {
       return c_.Error("literal has more elements than the shape " + shape.ToString() + " holds");
     }
