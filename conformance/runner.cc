@@ -87,6 +87,32 @@ bool UsesParallelInterpreter(const hlo::Module& module) {
   return false;
 }
 
+// Why an .hlo program is out of scope for one device with 8 GiB, or "".
+std::string OutOfScope(const hlo::Module& module) {
+  constexpr int64_t kMaxBytes = int64_t{8} << 30;
+  int64_t parameter_bytes = 0;
+  for (const auto& c : module.computations) {
+    for (const auto& i : c->instructions) {
+      switch (i->opcode) {
+        case hlo::Opcode::kAllReduce: case hlo::Opcode::kAllReduceStart: case hlo::Opcode::kAllGather:
+        case hlo::Opcode::kAllGatherStart: case hlo::Opcode::kAllToAll: case hlo::Opcode::kRaggedAllToAll:
+        case hlo::Opcode::kCollectivePermute: case hlo::Opcode::kCollectivePermuteStart:
+        case hlo::Opcode::kReduceScatter: case hlo::Opcode::kCollectiveBroadcast:
+        case hlo::Opcode::kSend: case hlo::Opcode::kRecv:
+          return "uses collectives across devices (" + std::string(i->OpcodeSpelling()) + ")";
+        default: break;
+      }
+      if (i->shape.IsArray()) {
+        const int64_t bytes = i->shape.ElementCount() * hlo::Info(i->shape.element_type()).byte_size;
+        if (bytes > kMaxBytes) return "does not fit in 8 GiB (%" + i->name + " is " + i->shape.ToString(false) + ")";
+        if (i->opcode == hlo::Opcode::kParameter && c.get() == module.entry) parameter_bytes += bytes;
+      }
+    }
+  }
+  if (parameter_bytes > kMaxBytes) return "does not fit in 8 GiB (parameters)";
+  return "";
+}
+
 std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std::string& file) {
   std::vector<hlo::Literal> args;
   for (const hlo::Instruction* p : entry.parameters) {
@@ -108,6 +134,10 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   };
   if (UsesParallelInterpreter(*module)) {
     return fail(TestResult::Status::kSkipped, "needs several devices at once (interpreter.run_parallel)");
+  }
+  if (!is_stablehlo) {
+    std::string why = OutOfScope(*module);
+    if (!why.empty()) return fail(TestResult::Status::kSkipped, why);
   }
   FillElidedConstants(*module);
   auto checks = LiftChecks(*module);
