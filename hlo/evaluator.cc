@@ -1,5 +1,7 @@
 #include "hlo/evaluator.h"
 
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "hlo/attributes.h"
@@ -22,6 +24,35 @@ Literal ScalarU32(uint32_t v) {
   Literal l(Shape::Scalar(ElementType::kU32));
   l.SetUint(0, v);
   return l;
+}
+
+// Custom calls whose meaning is known: a call carrying its implementation
+// as its one called computation, placement and sharding annotations (the
+// value passes through), and XLA builder math functions.
+StatusOr<Literal> EvalNamedCustomCall(const Instruction& i, const std::string& target,
+                                      const std::vector<const Literal*>& operands, const CallFn& call) {
+  if (i.called_computations.size() == 1 && i.called_computations[0]->parameters.size() == operands.size()) {
+    return call(*i.called_computations[0], operands);
+  }
+  static const std::set<std::string> kPassThrough = {"MoveToHost", "MoveToDevice", "annotate_device_placement",
+                                                     "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
+  if (kPassThrough.count(target) && operands.size() == 1 && operands[0]->shape().Compatible(i.shape)) {
+    return *operands[0];
+  }
+  static const std::map<std::string, Opcode> kMath = {
+      {"xla_builder.math.Acos", Opcode::kAcos},   {"xla_builder.math.Acosh", Opcode::kAcosh},
+      {"xla_builder.math.Asin", Opcode::kAsin},   {"xla_builder.math.Asinh", Opcode::kAsinh},
+      {"xla_builder.math.Atan", Opcode::kAtan},   {"xla_builder.math.Atanh", Opcode::kAtanh},
+      {"xla_builder.math.Cosh", Opcode::kCosh},   {"xla_builder.math.Sinh", Opcode::kSinh},
+      {"xla_builder.math.Erf", Opcode::kErf},     {"xla_builder.math.Tan", Opcode::kTan}};
+  auto math = kMath.find(target);
+  if (math != kMath.end() && operands.size() == 1) {
+    Instruction op = i;
+    op.opcode = math->second;
+    return eval::EvalElementwise(op, operands);
+  }
+  if (target == "xla_builder.math.NextAfter" && operands.size() == 2) return eval::EvalChlo(i, "next_after", operands);
+  return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
 }
 
 StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const Literal*>& operands,
@@ -73,6 +104,7 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
       return eval::EvalBatchNorm(i, operands);
     case Opcode::kConvolution: return eval::EvalConvolution(i, *operands[0], *operands[1]);
     case Opcode::kTriangularSolve: return eval::EvalTriangularSolve(i, *operands[0], *operands[1]);
+    case Opcode::kCholesky: return eval::EvalCholesky(i, *operands[0]);
     case Opcode::kFft: return eval::EvalFft(i, *operands[0]);
     case Opcode::kTopK: return eval::EvalTopK(i, *operands[0]);
     case Opcode::kSelectAndScatter: return eval::EvalSelectAndScatter(i, operands, call);
@@ -125,7 +157,7 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
       if (target.rfind("check.", 0) == 0) return Literal(i.shape);  // checks are the runner's business
       if (target == "chlo.scan") return eval::EvalScan(i, operands, call);
       if (target.rfind("chlo.", 0) == 0) return eval::EvalChlo(i, target.substr(5), operands);
-      return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
+      return EvalNamedCustomCall(i, target, operands, call);
     }
     default:
       break;

@@ -40,6 +40,8 @@ StatusOr<Literal> EvalSelectAndScatter(const Instruction& i, const std::vector<c
                                        const CallFn& call);
 StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, const Literal& rhs);
 StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, const Literal& b);
+// Cholesky of each [..., n, n] matrix; the other triangle is zero.
+StatusOr<Literal> EvalCholesky(const Instruction& i, const Literal& a);
 StatusOr<Literal> EvalFft(const Instruction& i, const Literal& operand);
 StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& operand);
 StatusOr<Literal> EvalScan(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);

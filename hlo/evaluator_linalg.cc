@@ -181,6 +181,46 @@ StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, co
   return out;
 }
 
+StatusOr<Literal> EvalCholesky(const Instruction& i, const Literal& a) {
+  const bool lower = BoolAttribute(i, "lower");
+  const int rank = a.shape().rank();
+  if (rank < 2) return InvalidArgument("cholesky needs a matrix");
+  const int64_t n = a.shape().dim(rank - 1);
+  const int64_t batches = n == 0 ? 0 : a.element_count() / (n * n);
+  Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  for (int64_t b = 0; b < batches; ++b) {
+    // L with A = L L^H, read from the triangle `lower` names.
+    auto at = [&](int64_t r, int64_t c) {
+      C v = lower ? a.GetComplex(b * n * n + r * n + c) : std::conj(a.GetComplex(b * n * n + c * n + r));
+      return v;
+    };
+    std::vector<C> l(static_cast<size_t>(n * n), C(0));
+    for (int64_t j = 0; j < n; ++j) {
+      C d = at(j, j);
+      for (int64_t k = 0; k < j; ++k) d -= l[j * n + k] * std::conj(l[j * n + k]);
+      const double diag = std::sqrt(d.real());  // NaN where A is not positive definite
+      l[j * n + j] = diag;
+      for (int64_t r = j + 1; r < n; ++r) {
+        C v = at(r, j);
+        for (int64_t k = 0; k < j; ++k) v -= l[r * n + k] * std::conj(l[j * n + k]);
+        l[r * n + j] = v / diag;
+      }
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < n; ++c) {
+        C v = lower ? l[r * n + c] : std::conj(l[c * n + r]);  // upper: U = L^H
+        const int64_t k = b * n * n + r * n + c;
+        if (IsComplex(out.shape().element_type())) {
+          out.SetComplex(k, v.real(), v.imag());
+        } else {
+          out.SetDouble(k, v.real());
+        }
+      }
+    }
+  }
+  return out;
+}
+
 StatusOr<Literal> EvalFft(const Instruction& i, const Literal& in) {
   const std::string type = StringAttribute(i, "fft_type");
   ANVIL_ASSIGN_OR_RETURN(auto lengths, IntListAttribute(i, "fft_length"));

@@ -104,6 +104,19 @@ TEST(Evaluator, ReduceDotSortWhile) {
             "12");
 }
 
+TEST(Evaluator, CholeskyAndKnownCustomCalls) {
+  EXPECT_EQ(EvalText(Entry("  a = f64[2,2] constant({{4, 2}, {2, 3}})\n  ROOT l = f64[2,2] cholesky(a), lower=true")),
+            "{{2, 0}, {1, 1.4142135623730951}}");
+  EXPECT_EQ(EvalText(Entry("  a = f64[2,2] constant({{4, 2}, {2, 3}})\n  ROOT u = f64[2,2] cholesky(a), lower=false")),
+            "{{2, 1}, {0, 1.4142135623730951}}");
+  EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({1, 0})\n"
+                           "  ROOT c = f32[2] custom-call(a), custom_call_target=\"xla_builder.math.Acos\"")),
+            "{0, 1.5707964}");
+  EXPECT_EQ(EvalText(Entry("  a = s32[2] constant({7, 8})\n"
+                           "  ROOT m = s32[2] custom-call(a), custom_call_target=\"MoveToHost\"")),
+            "{7, 8}");
+}
+
 TEST(Evaluator, SaysWhatItCannotRun) {
   EXPECT_EQ(EvalText(Entry("  a = f32[4] constant({1, 2, 3, 4})\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"foo\"")),
             "eval: %r in e: the evaluator does not run custom-call \"foo\"");
