@@ -204,7 +204,6 @@ std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Ba
   std::vector<TestResult> results;
   for (const std::string& file : CollectFiles(paths)) {
     auto format = hlo::ProgramFormatFromPath(file);
-    auto start = Clock::now();
     auto parsed = hlo::ParseProgramFile(file);
     if (!parsed.ok()) {
       TestResult r;
@@ -232,7 +231,6 @@ std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Ba
         if (progress) progress(r);
       }
     }
-    (void)start;
   }
   return results;
 }

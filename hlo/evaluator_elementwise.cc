@@ -263,8 +263,8 @@ StatusOr<C> BinaryComplex(const Instruction& i, C a, C b) {
   }
 }
 
-// Total order of floats by their bits, as compare's TOTALORDER wants:
-// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+}  // namespace
+
 int64_t TotalOrderKey(const Literal& l, int64_t k) {
   const int width = Width(l.shape().element_type());
   const uint64_t bits = l.GetBits(k);
@@ -272,6 +272,8 @@ int64_t TotalOrderKey(const Literal& l, int64_t k) {
   const auto magnitude = static_cast<int64_t>(bits & (sign - 1));
   return (bits & sign) ? -magnitude - 1 : magnitude;
 }
+
+namespace {
 
 StatusOr<bool> Compare(const std::string& direction, int ordering) {
   // ordering: -1 less, 0 equal, 1 greater, 2 unordered.

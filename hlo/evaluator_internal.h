@@ -50,6 +50,10 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
 StatusOr<Literal> EvalBatchNorm(const Instruction& i, const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
+// Float element k as a key of the total order compare's TOTALORDER and
+// top-k use: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+int64_t TotalOrderKey(const Literal& l, int64_t k);
+
 // Scalars of every class, for the element loops.
 bool IsIntegral(ElementType t);
 // A real number's value as double (floats, integers, pred).

@@ -269,7 +269,6 @@ StatusOr<Literal> EvalFft(const Instruction& i, const Literal& in) {
     }
   }
   Literal out(Shape(i.shape.element_type(), i.shape.dims()));
-  const auto out_strides = Strides(out.shape().dims());
   for (int64_t k = 0; k < out.element_count(); ++k) {
     Unflatten(k, out.shape().dims(), index);
     C v = data[static_cast<size_t>(Flatten(index, strides))];
@@ -279,7 +278,6 @@ StatusOr<Literal> EvalFft(const Instruction& i, const Literal& in) {
       out.SetDouble(k, v.real());
     }
   }
-  (void)out_strides;
   return out;
 }
 
@@ -301,12 +299,7 @@ StatusOr<Literal> EvalTopK(const Instruction& i, const Literal& in) {
     // integers by value; ties keep index order.
     auto key = [&](int64_t e) -> std::pair<int64_t, uint64_t> {
       const int64_t at = r * n + e;
-      if (IsFloat(t)) {
-        const int width = Info(t).bit_width;
-        const uint64_t bits = in.GetBits(at), sign = uint64_t{1} << (width - 1);
-        const auto magnitude = static_cast<int64_t>(bits & (sign - 1));
-        return {(bits & sign) ? -magnitude - 1 : magnitude, 0};
-      }
+      if (IsFloat(t)) return {TotalOrderKey(in, at), 0};
       if (IsSignedInt(t)) return {in.GetInt(at), 0};
       return {0, BitsAt(in, at)};
     };

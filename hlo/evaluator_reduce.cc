@@ -7,6 +7,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
+#include "hlo/patterns.h"
 
 namespace anvil::hlo::eval {
 namespace {
@@ -46,22 +47,6 @@ void MergeSort(std::vector<int64_t>& v, Less less) {
 }
 
 }  // namespace
-
-// A reducer that is one binary op on its two parameters, if it is.
-std::optional<Opcode> SimpleReducer(const Computation& body) {
-  if (body.parameters.size() != 2 || !body.root || body.root->operands.size() != 2) return std::nullopt;
-  const Instruction* r = body.root;
-  if (r->operands[0]->opcode != Opcode::kParameter || r->operands[1]->opcode != Opcode::kParameter ||
-      r->operands[0] == r->operands[1]) {
-    return std::nullopt;
-  }
-  switch (r->opcode) {
-    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
-      return r->opcode;
-    default:
-      return std::nullopt;
-  }
-}
 
 // Rounds a double to the values `t` holds (the step a reducer's result
 // takes when stored back into a scalar of type t).
@@ -114,7 +99,10 @@ StatusOr<Literal> EvalReduce(const Instruction& i, const std::vector<const Liter
   for (int64_t d : kept) out_dims.push_back(in_dims[d]);
   if (n == 1 && IsFloat(operands[0]->shape().element_type()) &&
       operands[0]->shape().element_type() == operands[1]->shape().element_type()) {
-    if (auto op = SimpleReducer(body)) return ReduceFloats(*op, *operands[0], *operands[1], kept, out_dims);
+    auto op = SingleOpReducer(body);
+    if (op && *op != Opcode::kAnd && *op != Opcode::kOr) {
+      return ReduceFloats(*op, *operands[0], *operands[1], kept, out_dims);
+    }
   }
   const auto out_strides = Strides(out_dims);
   const int64_t out_count = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1}, std::multiplies<>());

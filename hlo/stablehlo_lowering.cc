@@ -139,8 +139,7 @@ class Lowering {
   // as the backend config and its regions as called computations.
   Status LowerAsCustomCall(const Op& op, Scope& scope, Computation& c, const std::vector<Instruction*>& operands,
                            const std::vector<Shape>& results);
-  StatusOr<std::string> WindowText(const Op& op, const Shape& window_source, bool conv,
-                                   const std::vector<int64_t>& window_size);
+  StatusOr<std::string> WindowText(const Op& op, const std::vector<int64_t>& window_size);
   StatusOr<std::string> ConvLabels(const Op& op);
 
   mlir::Parser& parser_;
@@ -565,8 +564,7 @@ std::string Quoted(std::string_view s) { return QuoteString(s); }
 
 }  // namespace
 
-StatusOr<std::string> Lowering::WindowText(const Op& op, const Shape& source, bool conv,
-                                           const std::vector<int64_t>& window_size) {
+StatusOr<std::string> Lowering::WindowText(const Op& op, const std::vector<int64_t>& window_size) {
   const size_t n = window_size.size();
   std::vector<WindowDim> dims(n);
   for (size_t i = 0; i < n; ++i) dims[i].size = window_size[i];
@@ -616,8 +614,6 @@ StatusOr<std::string> Lowering::WindowText(const Op& op, const Shape& source, bo
       dims[i].pad_high = rows[i][1];
     }
   }
-  (void)source;
-  (void)conv;
   return FormatWindow(dims);
 }
 
@@ -1109,7 +1105,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       if (d >= kernel.rank()) return parser_.ErrorAt(op.pos, "kernel spatial dimension out of range");
       size.push_back(kernel.dim(static_cast<int>(d)));
     }
-    ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, operands[0]->shape, true, size));
+    ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
     if (!dynamic_padding.empty()) {
       auto dims = ParseWindow(window);
       if (!dims.ok() || dynamic_padding.size() != 2 * dims->size()) {
@@ -1233,7 +1229,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   if (name == "reduce_window") {
     if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, "reduce_window needs a body");
     ANVIL_ASSIGN_OR_RETURN(auto size, IntsAttr(op, {"window_dimensions"}));
-    ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, operands.at(0)->shape, false, size));
+    ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
     ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "reduce_window_body"));
     Instruction* rw = emit_multi(Opcode::kReduceWindow, operands, {{"window", window}, {"to_apply", "%" + body->name}});
     return bind(with_computations(rw, {body}));
@@ -1248,7 +1244,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     } else {
       size.assign(static_cast<size_t>(operands.at(0)->shape.rank()), 1);
     }
-    ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, operands.at(0)->shape, false, size));
+    ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
     ANVIL_ASSIGN_OR_RETURN(Computation * select, LowerClosedRegion(op.regions[0], "select"));
     ANVIL_ASSIGN_OR_RETURN(Computation * scatter, LowerClosedRegion(op.regions[1], "scatter"));
     Instruction* sas = Emit(c, Opcode::kSelectAndScatter, shape, operands,

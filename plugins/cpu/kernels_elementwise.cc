@@ -147,10 +147,7 @@ Kernel Select(Slot p, Slot a, Slot b, Slot o, int64_t n) {
 
 template <typename From, typename To>
 Kernel Convert(Slot a, Slot o, int64_t n) {
-  return Unary<From, To>(a, o, n, [](From x) {
-    if constexpr (std::is_same_v<To, bool>) return x != From(0);
-    return static_cast<To>(x);
-  });
+  return Unary<From, To>(a, o, n, [](From x) { return static_cast<To>(x); });
 }
 
 // Calls fn.template operator()<T>() for T matching `t`, for the types with

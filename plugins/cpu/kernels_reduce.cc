@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hlo/attributes.h"
+#include "hlo/patterns.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -11,23 +12,6 @@ namespace {
 
 using hlo::ElementType;
 using hlo::Opcode;
-
-// The single binary op of a reducer `(a, b) -> a op b`, if that is all it is.
-std::optional<Opcode> ReducerOp(const hlo::Computation& body) {
-  if (body.parameters.size() != 2 || !body.root) return std::nullopt;
-  const hlo::Instruction* r = body.root;
-  if (r->operands.size() != 2 || r->operands[0]->opcode != Opcode::kParameter ||
-      r->operands[1]->opcode != Opcode::kParameter || r->operands[0] == r->operands[1]) {
-    return std::nullopt;
-  }
-  switch (r->opcode) {
-    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
-    case Opcode::kAnd: case Opcode::kOr:
-      return r->opcode;
-    default:
-      return std::nullopt;
-  }
-}
 
 template <typename T, typename Combine>
 Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
@@ -107,7 +91,7 @@ Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd
 
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.operands.size() != 2 || !i.shape.IsArray() || i.called_computations.size() != 1) return nullptr;
-  auto op = ReducerOp(*i.called_computations[0]);
+  auto op = hlo::SingleOpReducer(*i.called_computations[0]);
   if (!op) return nullptr;
   auto reduced = hlo::IntListAttribute(i, "dimensions");
   if (!reduced.ok()) return nullptr;
