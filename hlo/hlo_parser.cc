@@ -13,7 +13,6 @@ namespace {
 
 // Bounds that keep element counts in int64 and constants in memory.
 constexpr int64_t kMaxDimension = int64_t{1} << 40;
-constexpr int64_t kMaxLiteralElements = int64_t{1} << 30;
 
 // An operand or computation reference read before its target may exist.
 struct PendingOperand {
@@ -271,9 +270,7 @@ Status HloTextParser::ParseArrayLiteral(Literal& literal) {
       return ParseLiteralElement(c_, scratch, 0);
     }
     ANVIL_RETURN_IF_ERROR(ParseLiteralElement(c_, literal, 0));
-    const int size = Info(shape.element_type()).byte_size;
-    auto& data = literal.mutable_data();
-    for (int64_t k = 1; k < count; ++k) std::copy(data.begin(), data.begin() + size, data.begin() + k * size);
+    literal.BroadcastFirstElement();
     return OkStatus();
   }
   // Nested braces, one level per dimension; check each level's length.
@@ -335,7 +332,7 @@ Status HloTextParser::ParseLiteral(Instruction& instruction) {
     return c_.Error("tuple-shaped constants are not supported; build the tuple from array constants");
   }
   if (!shape.IsArray()) return c_.Error("a constant needs an array shape, got " + shape.ToString());
-  if (shape.ElementCount() > kMaxLiteralElements) {
+  if (shape.ElementCount() > kMaxLiteralBytes / Info(shape.element_type()).byte_size) {
     return c_.Error("constant of " + shape.ToString() + " is too large to hold in the program text");
   }
   Literal literal(shape);

@@ -87,6 +87,26 @@ Literal::Literal(Shape shape) : shape_(std::move(shape)) {
   }
 }
 
+void Literal::BroadcastFirstElement() {
+  // Doubling copies: log2(n) large memcpys instead of n small ones.
+  const size_t total = data_.size();
+  size_t filled = shape_.IsArray() && total > 0 ? static_cast<size_t>(ByteSize(shape_.element_type())) : total;
+  while (filled < total) {
+    const size_t chunk = std::min(filled, total - filled);
+    std::memcpy(data_.data() + filled, data_.data(), chunk);
+    filled += chunk;
+  }
+}
+
+bool Literal::IsSplat() const {
+  if (!shape_.IsArray() || elided_ || element_count() < 2) return false;
+  const size_t size = static_cast<size_t>(ByteSize(shape_.element_type()));
+  for (size_t at = size; at < data_.size(); at += size) {
+    if (std::memcmp(data_.data(), data_.data() + at, size) != 0) return false;
+  }
+  return true;
+}
+
 Literal Literal::Elided(Shape shape) {
   Literal l;
   l.shape_ = std::move(shape);

@@ -13,6 +13,11 @@
 
 namespace anvil::hlo {
 
+// The most bytes a constant written in program text may hold: more than any
+// real program writes out, and few enough that a hostile shape cannot make a
+// parser allocate without bound.
+inline constexpr int64_t kMaxLiteralBytes = int64_t{1} << 30;
+
 class Literal {
  public:
   Literal() = default;
@@ -29,6 +34,11 @@ class Literal {
   std::vector<uint8_t>& mutable_data() { return data_; }
   const std::vector<Literal>& tuple_elements() const { return elements_; }
   std::vector<Literal>& mutable_tuple_elements() { return elements_; }
+
+  // Copies element 0 into every other element (a splat written as one value).
+  void BroadcastFirstElement();
+  // True when the array holds more than one element and all have the same bits.
+  bool IsSplat() const;
 
   // Element access by linear row-major index. Integers are sign- or
   // zero-extended; floats of every width go through double.

@@ -941,7 +941,7 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
   size_t saved = c_.pos();
   c_.set_pos(body_pos);
   if (!shape.IsArray()) return c_.ErrorAt(body_pos, "a dense literal needs a tensor type");
-  if (shape.ElementCount() > (int64_t{1} << 30)) {
+  if (shape.ElementCount() > kMaxLiteralBytes / Info(shape.element_type()).byte_size) {
     return c_.ErrorAt(body_pos, "dense literal of " + shape.ToMlirString() + " is too large");
   }
   Literal literal(shape);
@@ -963,7 +963,8 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
     if (bytes.size() == data.size()) {
       data = std::move(bytes);
     } else if (static_cast<int64_t>(bytes.size()) == size && count > 0) {
-      for (int64_t i = 0; i < count; ++i) std::copy(bytes.begin(), bytes.end(), data.begin() + i * size);
+      std::copy(bytes.begin(), bytes.end(), data.begin());
+      literal.BroadcastFirstElement();
     } else {
       return c_.ErrorAt(body_pos, "dense hex string has " + std::to_string(bytes.size()) + " bytes but " +
                                       shape.ToMlirString() + " needs " + std::to_string(data.size()));
@@ -972,9 +973,7 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
     int64_t index = 0;
     ANVIL_RETURN_IF_ERROR(ParseDenseElements(literal, index, 0));
     if (index == 1 && count != 1) {
-      // A splat: one value for every element.
-      auto& data = literal.mutable_data();
-      for (int64_t i = 1; i < count; ++i) std::copy(data.begin(), data.begin() + size, data.begin() + i * size);
+      literal.BroadcastFirstElement();  // a splat: one value for every element
     } else if (index != count && !(index == 0 && count == 0)) {
       return c_.ErrorAt(body_pos, "dense literal has " + std::to_string(index) + " elements but " +
                                       shape.ToMlirString() + " holds " + std::to_string(count));

@@ -44,7 +44,10 @@ std::string PrintInstruction(const Instruction& instruction) {
   out += instruction.OpcodeSpelling();
   out += '(';
   if (instruction.opcode == Opcode::kConstant && instruction.literal) {
-    out += instruction.literal->ToString();
+    // A splat prints as its one value, which the parser spreads over the
+    // shape as XLA does: a large zero-filled constant stays one token.
+    const Literal& literal = *instruction.literal;
+    out += literal.IsSplat() ? literal.ElementToString(0) : literal.ToString();
   } else if (instruction.opcode == Opcode::kParameter) {
     out += std::to_string(instruction.parameter_number);
   } else {

@@ -92,5 +92,19 @@ TEST(HloParser, ErrorsCarryLineAndColumn) {
   EXPECT_EQ(m.status().message(), "x.hlo:4:26: error: use of undefined value '%q' in computation e");
 }
 
+TEST(HloParser, LargeSplatConstantsStayOneValue) {
+  // 64 Mi elements written as one value: parsed by spreading it, printed back
+  // as that one value rather than as 64 Mi numbers.
+  auto m = ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = f32[8192,8192] constant(-1.5)\n}\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const Literal& literal = *(*m)->entry->root->literal;
+  EXPECT_EQ(literal.GetDouble(0), -1.5);
+  EXPECT_EQ(literal.GetDouble(literal.element_count() - 1), -1.5);
+  EXPECT_NE(Print(**m).find("f32[8192,8192]{1,0} constant(-1.5)"), std::string::npos);
+  auto small = ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = s32[3] constant({1, 1, 2})\n}\n");
+  ASSERT_TRUE(small.ok());
+  EXPECT_NE(Print(**small).find("constant({1, 1, 2})"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace anvil::hlo
