@@ -107,6 +107,8 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kCholesky: return eval::EvalCholesky(i, *operands[0]);
     case Opcode::kFft: return eval::EvalFft(i, *operands[0]);
     case Opcode::kTopK: return eval::EvalTopK(i, *operands[0]);
+    case Opcode::kRng: return eval::EvalRng(i, *operands.at(0), *operands.at(1));
+    case Opcode::kRngBitGenerator: return eval::EvalRngBitGenerator(i, *operands[0]);
     case Opcode::kSelectAndScatter: return eval::EvalSelectAndScatter(i, operands, call);
     case Opcode::kCall:
     case Opcode::kFusion:  // a fusion computes what its fused computation computes

@@ -48,6 +48,11 @@ StatusOr<Literal> EvalScan(const Instruction& i, const std::vector<const Literal
 // `op` is the chlo name after "chlo." (lgamma, digamma, erf_inv, mulhi...).
 StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalBatchNorm(const Instruction& i, const std::vector<const Literal*>& operands);
+// (new state, bits) as XLA's THREE_FRY and PHILOX generators give them.
+StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state);
+// rng: uniform in [a, b) or normal with mean a and deviation b, from
+// THREE_FRY bits keyed by the instruction's name (the same on every run).
+StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Float element k as a key of the total order compare's TOTALORDER and

@@ -61,6 +61,7 @@ class HloTextParser {
   std::vector<Instruction*> unresolved_;
 
   TextCursor c_;
+  int64_t literal_bytes_left_ = kMaxLiteralBytes;
   int inline_counter_ = 0;
   // The current computation's instructions by name.
   std::unordered_map<std::string, Instruction*> names_;
@@ -332,9 +333,11 @@ Status HloTextParser::ParseLiteral(Instruction& instruction) {
     return c_.Error("tuple-shaped constants are not supported; build the tuple from array constants");
   }
   if (!shape.IsArray()) return c_.Error("a constant needs an array shape, got " + shape.ToString());
-  if (shape.ElementCount() > kMaxLiteralBytes / Info(shape.element_type()).byte_size) {
-    return c_.Error("constant of " + shape.ToString() + " is too large to hold in the program text");
+  if (shape.ElementCount() > literal_bytes_left_ / Info(shape.element_type()).byte_size) {
+    return c_.Error("constant of " + shape.ToString() + " is too large: the constants of a program text may hold " +
+                    std::to_string(kMaxLiteralBytes >> 20) + " MiB together");
   }
+  literal_bytes_left_ -= shape.ElementCount() * Info(shape.element_type()).byte_size;
   Literal literal(shape);
   ANVIL_RETURN_IF_ERROR(ParseArrayLiteral(literal));
   instruction.literal = std::move(literal);

@@ -13,10 +13,15 @@
 
 namespace anvil::hlo {
 
-// The most bytes a constant written in program text may hold: more than any
-// real program writes out, and few enough that a hostile shape cannot make a
-// parser allocate without bound.
+// The most bytes the constants of one program text may hold together: more
+// than any real program writes out (XLA elides large constants as `{...}`),
+// and few enough that hostile shapes cannot make a parser allocate without
+// bound. Fuzzing builds lower it so that each input stays fast under ASan.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+inline constexpr int64_t kMaxLiteralBytes = int64_t{1} << 26;
+#else
 inline constexpr int64_t kMaxLiteralBytes = int64_t{1} << 30;
+#endif
 
 class Literal {
  public:

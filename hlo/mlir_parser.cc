@@ -941,9 +941,12 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
   size_t saved = c_.pos();
   c_.set_pos(body_pos);
   if (!shape.IsArray()) return c_.ErrorAt(body_pos, "a dense literal needs a tensor type");
-  if (shape.ElementCount() > kMaxLiteralBytes / Info(shape.element_type()).byte_size) {
-    return c_.ErrorAt(body_pos, "dense literal of " + shape.ToMlirString() + " is too large");
+  if (shape.ElementCount() > literal_bytes_left_ / Info(shape.element_type()).byte_size) {
+    return c_.ErrorAt(body_pos, "dense literal of " + shape.ToMlirString() +
+                                    " is too large: the constants of a program text may hold " +
+                                    std::to_string(kMaxLiteralBytes >> 20) + " MiB together");
   }
+  literal_bytes_left_ -= shape.ElementCount() * Info(shape.element_type()).byte_size;
   Literal literal(shape);
   const int64_t count = literal.element_count();
   const int size = Info(shape.element_type()).byte_size;

@@ -44,6 +44,7 @@ class Parser {
   Status ParseDenseElement(Literal& literal, int64_t index);
 
   TextCursor c_;
+  int64_t literal_bytes_left_ = kMaxLiteralBytes;
 };
 
 }  // namespace anvil::hlo::mlir

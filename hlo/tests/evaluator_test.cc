@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "hlo/hlo_parser.h"
 #include "hlo/stablehlo_parser.h"
 
@@ -115,6 +118,62 @@ TEST(Evaluator, CholeskyAndKnownCustomCalls) {
   EXPECT_EQ(EvalText(Entry("  a = s32[2] constant({7, 8})\n"
                            "  ROOT m = s32[2] custom-call(a), custom_call_target=\"MoveToHost\"")),
             "{7, 8}");
+}
+
+TEST(Evaluator, RngBitGeneratorsMatchTheRandom123KnownAnswers) {
+  // Threefry-2x32-20 and Philox-4x32-10 on Random123's "pi digits" known-answer
+  // inputs; XLA's generators are these functions of (counter, key).
+  EXPECT_EQ(EvalText(Entry("  s = u64[2] constant({247824715720788526, 9629550131187509896})\n"
+                           "  ROOT r = (u64[2], u64[]) rng-bit-generator(s), algorithm=rng_three_fry")),
+            "({247824715720788526, 9629550131187509897}, 5205589014174907036)");
+  EXPECT_EQ(EvalText(Entry("  s = u64[3] constant({2999170649027065890, 9629550131187509896, 247824715720788526})\n"
+                           "  ROOT r = (u64[3], u32[4]) rng-bit-generator(s), algorithm=rng_philox")),
+            "({2999170649027065890, 9629550131187509897, 247824715720788526}, "
+            "{3513581065, 2499661035, 1342301216, 605187745})");
+  // DEFAULT is PHILOX; a two-word state counts with (word 1, word 0).
+  EXPECT_EQ(EvalText(Entry("  s = u64[2] constant({0, 18446744073709551615})\n"
+                           "  ROOT r = (u64[2], u8[5]) rng-bit-generator(s), algorithm=rng_default")),
+            EvalText(Entry("  s = u64[3] constant({0, 18446744073709551615, 0})\n"
+                           "  t = (u64[3], u8[5]) rng-bit-generator(s), algorithm=rng_philox\n"
+                           "  w = u64[3] get-tuple-element(t), index=0\n"
+                           "  k = u64[1] slice(w), slice={[0:1]}\n  c = u64[1] slice(w), slice={[1:2]}\n"
+                           "  n = u64[2] concatenate(k, c), dimensions={0}\n"
+                           "  b = u8[5] get-tuple-element(t), index=1\n  ROOT r = (u64[2], u8[5]) tuple(n, b)")));
+}
+
+TEST(Evaluator, RngDrawsFromItsDistribution) {
+  auto m = ParseHloModule(Entry(
+      "  a = f32[] constant(2)\n  b = f32[] constant(3)\n  u = f32[4096] rng(a, b), distribution=rng_uniform\n"
+      "  m = f32[] constant(5)\n  d = f32[] constant(2)\n  n = f32[4096] rng(m, d), distribution=rng_normal\n"
+      "  lo = s32[] constant(-3)\n  hi = s32[] constant(4)\n  i = s32[4096] rng(lo, hi), distribution=rng_uniform\n"
+      "  ROOT r = (f32[4096], f32[4096], s32[4096]) tuple(u, n, i)"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto r = EvaluateModule(**m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Literal& u = r->tuple_elements()[0];
+  const Literal& n = r->tuple_elements()[1];
+  const Literal& i = r->tuple_elements()[2];
+  double sum = 0, sum_sq = 0, uniform_sum = 0;
+  std::vector<int> seen(7, 0);
+  for (int64_t k = 0; k < 4096; ++k) {
+    ASSERT_GE(u.GetDouble(k), 2.0);
+    ASSERT_LT(u.GetDouble(k), 3.0);
+    uniform_sum += u.GetDouble(k);
+    sum += n.GetDouble(k);
+    sum_sq += n.GetDouble(k) * n.GetDouble(k);
+    ASSERT_GE(i.GetInt(k), -3);
+    ASSERT_LT(i.GetInt(k), 4);
+    ++seen[i.GetInt(k) + 3];
+  }
+  EXPECT_NEAR(uniform_sum / 4096, 2.5, 0.02);
+  const double mean = sum / 4096;
+  EXPECT_NEAR(mean, 5.0, 0.1);
+  EXPECT_NEAR(std::sqrt(sum_sq / 4096 - mean * mean), 2.0, 0.1);
+  for (int count : seen) EXPECT_GT(count, 450);  // 4096 / 7 = 585 each
+  // The same program gives the same values on every run.
+  auto again = EvaluateModule(**m, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(*again == *r);
 }
 
 TEST(Evaluator, SaysWhatItCannotRun) {
