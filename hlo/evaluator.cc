@@ -95,6 +95,7 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kReduce: return eval::EvalReduce(i, operands, call);
     case Opcode::kReduceWindow: return eval::EvalReduceWindow(i, operands, call);
     case Opcode::kDot: return eval::EvalDot(i, *operands[0], *operands[1]);
+    case Opcode::kRaggedDot: return eval::EvalRaggedDot(i, *operands.at(0), *operands.at(1), *operands.at(2));
     case Opcode::kSort: return eval::EvalSort(i, operands, call);
     case Opcode::kMap: return eval::EvalMap(i, operands, call);
     case Opcode::kScatter: return eval::EvalScatter(i, operands, call);

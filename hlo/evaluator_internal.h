@@ -53,6 +53,8 @@ StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state
 // rng: uniform in [a, b) or normal with mean a and deviation b, from
 // THREE_FRY bits keyed by the instruction's name (the same on every run).
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b);
+StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const Literal& rhs,
+                                const Literal& group_sizes);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Float element k as a key of the total order compare's TOTALORDER and

@@ -139,6 +139,8 @@ class Lowering {
   // as the backend config and its regions as called computations.
   Status LowerAsCustomCall(const Op& op, Scope& scope, Computation& c, const std::vector<Instruction*>& operands,
                            const std::vector<Shape>& results);
+  // chlo.ragged_dot as XLA's ragged-dot, its dimension numbers flattened.
+  Status LowerRaggedDot(const Op& op, Scope& scope, Computation& c, const std::vector<Instruction*>& operands);
   StatusOr<std::string> WindowText(const Op& op, const std::vector<int64_t>& window_size);
   StatusOr<std::string> ConvLabels(const Op& op);
 
@@ -699,6 +701,32 @@ Status Lowering::LowerAsCustomCall(const Op& op, Scope& scope, Computation& c,
   return BindResults(op, scope, c, call, op.results.size());
 }
 
+Status Lowering::LowerRaggedDot(const Op& op, Scope& scope, Computation& c,
+                                const std::vector<Instruction*>& operands) {
+  if (operands.size() != 3) return parser_.ErrorAt(op.pos, "ragged_dot takes lhs, rhs and group_sizes");
+  ANVIL_ASSIGN_OR_RETURN(std::vector<Shape> results, ResultTypes(op));
+  if (results.size() != 1) return parser_.ErrorAt(op.pos, "ragged_dot has one result");
+  const Attr* numbers = op.FindAttr("ragged_dot_dimension_numbers");
+  if (!numbers) return parser_.ErrorAt(op.pos, "ragged_dot needs ragged_dot_dimension_numbers");
+  // The mhlo spelling nests the dot's own numbers one level down.
+  const Attr* dot = numbers->Find("dot_dimension_numbers");
+  std::vector<Attribute> attrs;
+  auto add = [&](const Attr* from, std::string_view key, std::string hlo_key) -> Status {
+    const Attr* value = from ? from->Find(key) : nullptr;
+    if (!value) return OkStatus();
+    ANVIL_ASSIGN_OR_RETURN(std::vector<int64_t> dims, Ints(*value, op.pos));
+    if (!dims.empty()) attrs.push_back({std::move(hlo_key), FormatIntList(dims)});
+    return OkStatus();
+  };
+  ANVIL_RETURN_IF_ERROR(add(dot ? dot : numbers, "lhs_batching_dimensions", "lhs_batch_dims"));
+  ANVIL_RETURN_IF_ERROR(add(dot ? dot : numbers, "rhs_batching_dimensions", "rhs_batch_dims"));
+  ANVIL_RETURN_IF_ERROR(add(dot ? dot : numbers, "lhs_contracting_dimensions", "lhs_contracting_dims"));
+  ANVIL_RETURN_IF_ERROR(add(dot ? dot : numbers, "rhs_contracting_dimensions", "rhs_contracting_dims"));
+  ANVIL_RETURN_IF_ERROR(add(numbers, "lhs_ragged_dimensions", "lhs_ragged_dims"));
+  ANVIL_RETURN_IF_ERROR(add(numbers, "rhs_group_dimensions", "rhs_group_dims"));
+  return BindResults(op, scope, c, Emit(c, Opcode::kRaggedDot, results[0], operands, attrs), 1);
+}
+
 Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   current_pos_ = op.pos;
   std::vector<Instruction*> operands;
@@ -804,6 +832,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
       return bind(Emit(c, *opcode, shape, operands));
     }
+    if (name == "ragged_dot") return LowerRaggedDot(op, scope, c, operands);
     if (name == "top_k") {
       ANVIL_ASSIGN_OR_RETURN(int64_t k, IntAttr(op, {"k"}));
       return bind(emit_multi(Opcode::kTopK, operands, {{"k", std::to_string(k)}, {"largest", "true"}}));
@@ -811,11 +840,6 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     // The rest of chlo (lgamma, digamma, erf_inv, mulhi, ...) has no HLO
     // opcode: a custom call names it, as XLA's own lowering would before
     // decomposing it.
-    std::string options;
-    for (const auto& [key, attr] : op.attributes) {
-      if (!options.empty()) options += ", ";
-      options += key + " = " + AttrText(attr);
-    }
     return LowerAsCustomCall(op, scope, c, operands, results);
   }
 
