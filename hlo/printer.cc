@@ -45,9 +45,18 @@ std::string PrintInstruction(const Instruction& instruction) {
   out += '(';
   if (instruction.opcode == Opcode::kConstant && instruction.literal) {
     // A splat prints as its one value, which the parser spreads over the
-    // shape as XLA does: a large zero-filled constant stays one token.
+    // shape as XLA does: a large zero-filled constant stays one token. So
+    // does an empty array of rank 2 or more, whose nested braces ({{}, {},
+    // ...}) could outnumber the characters of the program many times over.
     const Literal& literal = *instruction.literal;
-    out += literal.IsSplat() ? literal.ElementToString(0) : literal.ToString();
+    if (literal.IsSplat()) {
+      out += literal.ElementToString(0);
+    } else if (!literal.elided() && literal.shape().IsArray() && literal.shape().rank() >= 2 &&
+               literal.element_count() == 0) {
+      out += Literal(Shape(literal.shape().element_type(), {})).ToString();
+    } else {
+      out += literal.ToString();
+    }
   } else if (instruction.opcode == Opcode::kParameter) {
     out += std::to_string(instruction.parameter_number);
   } else {

@@ -101,6 +101,11 @@ TEST(HloParser, LargeSplatConstantsStayOneValue) {
   EXPECT_EQ(literal.GetDouble(0), -1.5);
   EXPECT_EQ(literal.GetDouble(literal.element_count() - 1), -1.5);
   EXPECT_NE(Print(**m).find("f32[8192,8192]{1,0} constant(-1.5)"), std::string::npos);
+  auto empty = ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = c64[100000000,0] constant((0, 0))\n}\n");
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_NE(Print(**empty).find("c64[100000000,0]{1,0} constant((0, 0))"), std::string::npos);
+  auto reparsed = ParseHloModule(Print(**empty));
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message();
   auto small = ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = s32[3] constant({1, 1, 2})\n}\n");
   ASSERT_TRUE(small.ok());
   EXPECT_NE(Print(**small).find("constant({1, 1, 2})"), std::string::npos);
