@@ -1,5 +1,6 @@
 // A plugin through the public C ABI, exactly as a framework would drive it.
 #include <cstring>
+#include <functional>
 
 #include "anvil/anvil.h"
 #include "conformance/backend.h"
@@ -56,7 +57,13 @@ class PluginBackend : public Backend {
       buffers.clear();
     };
     hlo::Status status = hlo::OkStatus();
-    for (const hlo::Literal& a : arguments) {
+    // Compiling flattens tuple parameters into their leaves, depth first,
+    // so a tuple argument is passed as one buffer per leaf.
+    std::function<hlo::Status(const hlo::Literal&)> upload = [&](const hlo::Literal& a) -> hlo::Status {
+      if (a.shape().IsTuple()) {
+        for (const hlo::Literal& element : a.tuple_elements()) ANVIL_RETURN_IF_ERROR(upload(element));
+        return hlo::OkStatus();
+      }
       anvil_buffer_from_host_args args{};
       args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
       args.device = device_;
@@ -65,9 +72,13 @@ class PluginBackend : public Backend {
       args.dims = a.shape().dims().data();
       args.num_dims = a.shape().dims().size();
       anvil_buffer* b = nullptr;
-      status = Take(anvil_buffer_from_host(client_, &args, &b, nullptr));
-      if (!status.ok()) break;
+      ANVIL_RETURN_IF_ERROR(Take(anvil_buffer_from_host(client_, &args, &b, nullptr)));
       inputs.push_back(b);
+      return hlo::OkStatus();
+    };
+    for (const hlo::Literal& a : arguments) {
+      status = upload(a);
+      if (!status.ok()) break;
     }
     std::vector<hlo::Literal> results;
     size_t result_count = 0;
