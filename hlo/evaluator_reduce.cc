@@ -183,6 +183,100 @@ StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const
   return Pack(std::move(results));
 }
 
+namespace {
+
+// A dot over real or integer elements as B independent [M, K] x [K, N]
+// products. Operands are gathered once into dense arrays of T (float for
+// single-precision results, double for f64, wrapping uint64 for integers),
+// and each result accumulates over k in order, rounding every step in T as
+// the general loop does, so the two paths agree bit for bit.
+struct DotLayout {
+  // Per operand dimension: which of (b, m or n, k) it indexes and its weight there.
+  struct Role {
+    int part;  // 0: batch, 1: free, 2: contracting
+    int64_t weight;
+  };
+  std::vector<Role> lhs, rhs;
+  int64_t batch = 1, rows = 1, cols = 1, depth = 1;
+};
+
+DotLayout MakeDotLayout(const std::vector<int64_t>& ld, const std::vector<int64_t>& rd, const std::vector<int64_t>& lb,
+                        const std::vector<int64_t>& rb, const std::vector<int64_t>& lc,
+                        const std::vector<int64_t>& rc) {
+  DotLayout layout;
+  layout.lhs.assign(ld.size(), {1, 0});
+  layout.rhs.assign(rd.size(), {1, 0});
+  // Row-major weights within each part, in the order the result (batch,
+  // free) or the accumulation (contracting, in lc order) walks them.
+  for (size_t j = lb.size(); j-- > 0;) {
+    layout.lhs[lb[j]] = {0, layout.batch};
+    layout.rhs[rb[j]] = {0, layout.batch};
+    layout.batch *= ld[lb[j]];
+  }
+  for (size_t j = lc.size(); j-- > 0;) {
+    layout.lhs[lc[j]] = {2, layout.depth};
+    layout.rhs[rc[j]] = {2, layout.depth};
+    layout.depth *= ld[lc[j]];
+  }
+  for (size_t d = ld.size(); d-- > 0;) {
+    if (layout.lhs[d].part != 1) continue;
+    layout.lhs[d].weight = layout.rows;
+    layout.rows *= ld[d];
+  }
+  for (size_t d = rd.size(); d-- > 0;) {
+    if (layout.rhs[d].part != 1) continue;
+    layout.rhs[d].weight = layout.cols;
+    layout.cols *= rd[d];
+  }
+  return layout;
+}
+
+// Gathers `operand` into [batch][outer][depth] (lhs: outer = rows) or
+// [batch][depth][outer] (rhs: outer = cols) order.
+template <typename T, typename Read>
+std::vector<T> Gather(const Literal& operand, const std::vector<DotLayout::Role>& roles, const DotLayout& layout,
+                      bool is_lhs, Read read) {
+  const int64_t outer = is_lhs ? layout.rows : layout.cols;
+  std::vector<T> out(static_cast<size_t>(layout.batch * outer * layout.depth));
+  const auto& dims = operand.shape().dims();
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t e = 0; e < operand.element_count(); ++e) {
+    int64_t part[3] = {0, 0, 0};
+    for (size_t d = 0; d < dims.size(); ++d) part[roles[d].part] += index[d] * roles[d].weight;
+    const int64_t at = is_lhs ? (part[0] * outer + part[1]) * layout.depth + part[2]
+                              : (part[0] * layout.depth + part[2]) * outer + part[1];
+    out[static_cast<size_t>(at)] = read(e);
+    for (size_t d = dims.size(); d-- > 0;) {  // next row-major index
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T, typename Read, typename Write>
+void DenseDot(const Literal& lhs, const Literal& rhs, const DotLayout& layout, Read read_lhs, Read read_rhs,
+              Write write) {
+  const std::vector<T> a = Gather<T>(lhs, layout.lhs, layout, true, read_lhs);
+  const std::vector<T> b = Gather<T>(rhs, layout.rhs, layout, false, read_rhs);
+  const int64_t m_count = layout.rows, n_count = layout.cols, k_count = layout.depth;
+  std::vector<T> acc(static_cast<size_t>(n_count));
+  for (int64_t batch = 0; batch < layout.batch; ++batch) {
+    for (int64_t m = 0; m < m_count; ++m) {
+      std::fill(acc.begin(), acc.end(), T{0});
+      const T* a_row = a.data() + (batch * m_count + m) * k_count;
+      for (int64_t k = 0; k < k_count; ++k) {
+        const T scale = a_row[k];
+        const T* b_row = b.data() + (batch * k_count + k) * n_count;
+        for (int64_t n = 0; n < n_count; ++n) acc[n] += scale * b_row[n];
+      }
+      for (int64_t n = 0; n < n_count; ++n) write((batch * m_count + m) * n_count + n, acc[n]);
+    }
+  }
+}
+
+}  // namespace
+
 StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Literal& rhs) {
   ANVIL_ASSIGN_OR_RETURN(auto lb, IntListAttribute(i, "lhs_batch_dims"));
   ANVIL_ASSIGN_OR_RETURN(auto rb, IntListAttribute(i, "rhs_batch_dims"));
@@ -206,6 +300,21 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
   const ElementType t = i.shape.element_type();
   const bool single = IsFloat(t) && t != ElementType::kF64;
   Literal out(Shape(t, i.shape.dims()));
+  if (!IsComplex(t) && !IsPred(t) && !IsComplex(lhs.shape().element_type()) &&
+      !IsComplex(rhs.shape().element_type())) {
+    const DotLayout layout = MakeDotLayout(ld, rd, lb, rb, lc, rc);
+    if (single) {
+      auto read = [](const Literal& l) { return [&l](int64_t e) { return static_cast<float>(l.GetDouble(e)); }; };
+      DenseDot<float>(lhs, rhs, layout, read(lhs), read(rhs), [&](int64_t k, float v) { out.SetDouble(k, v); });
+    } else if (IsFloat(t)) {
+      auto read = [](const Literal& l) { return [&l](int64_t e) { return l.GetDouble(e); }; };
+      DenseDot<double>(lhs, rhs, layout, read(lhs), read(rhs), [&](int64_t k, double v) { out.SetDouble(k, v); });
+    } else {
+      auto read = [](const Literal& l) { return [&l](int64_t e) { return BitsAt(l, e); }; };
+      DenseDot<uint64_t>(lhs, rhs, layout, read(lhs), read(rhs), [&](int64_t k, uint64_t v) { SetBits(out, k, v); });
+    }
+    return out;
+  }
   const auto ls = Strides(ld), rs = Strides(rd);
   std::vector<int64_t> out_index, c_index, l_index(ld.size()), r_index(rd.size());
   for (int64_t k = 0; k < out.element_count(); ++k) {
