@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -113,6 +114,36 @@ std::string OutOfScope(const hlo::Module& module) {
   return "";
 }
 
+// About how many element computations (multiply-adds for dot and
+// convolution) the reference evaluator spends on `module`, counting each
+// loop body once.
+double ReferenceWork(const hlo::Module& module) {
+  double work = 0;
+  for (const auto& c : module.computations) {
+    for (const auto& i : c->instructions) {
+      if (!i->shape.IsArray()) continue;
+      const double elements = static_cast<double>(i->shape.ElementCount());
+      double per_element = 1;
+      if (i->opcode == hlo::Opcode::kDot && !i->operands.empty()) {
+        auto contracting = hlo::IntListAttribute(*i, "lhs_contracting_dims");
+        if (contracting.ok()) {
+          for (int64_t d : *contracting) per_element *= static_cast<double>(i->operands[0]->shape.dim(static_cast<int>(d)));
+        }
+      } else if (i->opcode == hlo::Opcode::kConvolution && i->operands.size() == 2) {
+        // Each output element reads the kernel's window for one output feature.
+        const hlo::Shape& kernel = i->operands[1]->shape;
+        auto labels = hlo::ParseDimLabels(hlo::StringAttribute(*i, "dim_labels"));
+        if (labels.ok() && kernel.IsArray()) {
+          const int64_t outputs = kernel.dim(static_cast<int>(labels->kernel_output_feature));
+          if (outputs > 0) per_element = static_cast<double>(kernel.ElementCount()) / static_cast<double>(outputs);
+        }
+      }
+      work += elements * per_element;
+    }
+  }
+  return work;
+}
+
 std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std::string& file) {
   std::vector<hlo::Literal> args;
   for (const hlo::Instruction* p : entry.parameters) {
@@ -122,7 +153,8 @@ std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std:
 }
 
 // One test: a module whose entry is set; the outcome and why.
-TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, Backend& backend, bool is_stablehlo) {
+TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, Backend& backend, bool is_stablehlo,
+                  const RunOptions& options) {
   TestResult r;
   r.file = file;
   r.function = module->entry->name;
@@ -157,6 +189,14 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   if (is_stablehlo) return r;  // ran to completion; nothing to compare
   // No checks: compare with the reference evaluator.
   if (backend.name() == "reference") return r;
+  const double work = ReferenceWork(*module);
+  if (work > options.reference_budget) {
+    char estimate[64];
+    std::snprintf(estimate, sizeof estimate, "%.0f G", work / 1e9);
+    return fail(TestResult::Status::kSkipped, std::string("ran on ") + backend.name() +
+                                                  ", not compared: the reference evaluator would need about " +
+                                                  estimate + " multiply-adds");
+  }
   auto reference = MakeReferenceBackend()->Run(*module, args);
   if (!reference.ok()) return fail(TestResult::Status::kFailed, "reference evaluator: " + reference.status().message());
   if (reference->size() != results->size()) return fail(TestResult::Status::kFailed, "result counts differ");
@@ -200,7 +240,8 @@ const char* StatusName(TestResult::Status status) {
 }
 
 std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Backend& backend,
-                                       void (*progress)(const TestResult&)) {
+                                       const RunOptions& options) {
+  auto progress = options.progress;
   std::vector<TestResult> results;
   for (const std::string& file : CollectFiles(paths)) {
     auto format = hlo::ProgramFormatFromPath(file);
@@ -225,7 +266,7 @@ std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Ba
         std::unique_ptr<hlo::Module> module = std::move((*fresh)[m]);
         module->entry = module->FindComputation(function);
         auto test_start = Clock::now();
-        TestResult r = RunOne(std::move(module), file, backend, is_stablehlo);
+        TestResult r = RunOne(std::move(module), file, backend, is_stablehlo, options);
         r.seconds = std::chrono::duration<double>(Clock::now() - test_start).count();
         results.push_back(r);
         if (progress) progress(r);

@@ -26,10 +26,20 @@ struct TestResult {
 
 const char* StatusName(TestResult::Status status);
 
+struct RunOptions {
+  // Called after each test (may be null).
+  void (*progress)(const TestResult&) = nullptr;
+  // The most work (element computations; multiply-adds for dot and
+  // convolution) the reference evaluator is given to check one .hlo program.
+  // A program over it still runs on the backend, and is reported skipped
+  // with the estimate, so the list of known skips shows it.
+  double reference_budget = 2e10;
+};
+
 // Runs every .mlir and .hlo under each path (files or folders, walked in
-// sorted order). `progress` (may be null) is called after each test.
+// sorted order).
 std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Backend& backend,
-                                       void (*progress)(const TestResult&) = nullptr);
+                                       const RunOptions& options = {});
 
 // Compares the failures and skips of `results` with the list in
 // `expectations_file` (PATH:FUNCTION<TAB>REASON per line, PATH relative to

@@ -4,6 +4,7 @@
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,10 @@ StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b);
 StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const Literal& rhs,
                                 const Literal& group_sizes);
+// A custom call XLA's backends emit (__cublas$gemm, SliceToDynamic,
+// PadToStatic), or nullopt when `target` is none of them.
+std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
+                                                       const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);
 
 // Float element k as a key of the total order compare's TOTALORDER and

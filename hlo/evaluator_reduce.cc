@@ -303,6 +303,10 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
   if (!IsComplex(t) && !IsPred(t) && !IsComplex(lhs.shape().element_type()) &&
       !IsComplex(rhs.shape().element_type())) {
     const DotLayout layout = MakeDotLayout(ld, rd, lb, rb, lc, rc);
+    if (layout.batch * layout.rows * layout.cols != out.element_count()) {
+      return InvalidArgument("dot of " + lhs.shape().ToString() + " and " + rhs.shape().ToString() +
+                             " cannot produce " + i.shape.ToString());
+    }
     if (single) {
       auto read = [](const Literal& l) { return [&l](int64_t e) { return static_cast<float>(l.GetDouble(e)); }; };
       DenseDot<float>(lhs, rhs, layout, read(lhs), read(rhs), [&](int64_t k, float v) { out.SetDouble(k, v); });

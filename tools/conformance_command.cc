@@ -3,6 +3,7 @@
 // reference evaluator (`--plugin reference`) and ends with
 // `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -28,13 +29,19 @@ void Usage(FILE* out) {
                "                         [--expected FILE] [-v] PATH...\n"
                "  --expected FILE  the failures and skips that are known, one per line as\n"
                "                   PATH:FUNCTION<TAB>REASON; exit 0 when the run matches it\n"
-               "                   exactly (no new failure, no stale entry)\n");
+               "                   exactly (no new failure, no stale entry)\n"
+               "  --reference-budget G  the most work, in billions of multiply-adds, the\n"
+               "                   reference evaluator spends checking one .hlo program\n"
+               "                   (default 20); a program over it runs on the plugin\n"
+               "                   and is reported skipped with its estimate\n");
 }
 
 }  // namespace
 
 int ConformanceCommand(int argc, char** argv) {
   std::string plugin, json, report, expected;
+  conformance::RunOptions options;
+  options.progress = &Progress;
   std::vector<std::string> paths;
   for (int k = 0; k < argc; ++k) {
     std::string a = argv[k];
@@ -46,6 +53,14 @@ int ConformanceCommand(int argc, char** argv) {
       report = argv[++k];
     } else if (a == "--expected" && k + 1 < argc) {
       expected = argv[++k];
+    } else if (a == "--reference-budget" && k + 1 < argc) {
+      char* end = nullptr;
+      const double billions = std::strtod(argv[++k], &end);
+      if (*end != '\0' || billions < 0) {
+        std::fprintf(stderr, "anvil conformance: --reference-budget takes a number of billions\n");
+        return 2;
+      }
+      options.reference_budget = billions * 1e9;
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
     } else if (a == "--help" || a == "-h") {
@@ -74,7 +89,7 @@ int ConformanceCommand(int argc, char** argv) {
     }
     backend = std::move(made).value();
   }
-  auto results = conformance::RunConformance(paths, *backend, &Progress);
+  auto results = conformance::RunConformance(paths, *backend, options);
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) {
     if (r.status == conformance::TestResult::Status::kPassed) ++passed;

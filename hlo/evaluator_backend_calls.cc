@@ -1,0 +1,106 @@
+// Custom calls that XLA's own backends emit into optimised HLO, for the
+// reference evaluator: cuBLAS GEMMs (a dot with alpha and beta) and the
+// bounded-dynamic-shape markers. Anvil runs every array at its static bound,
+// so SliceToDynamic keeps the data as it is and PadToStatic reports the
+// bounds as the sizes.
+#include <cstdlib>
+#include <string_view>
+
+#include "hlo/attributes.h"
+#include "hlo/evaluator_internal.h"
+
+namespace anvil::hlo::eval {
+namespace {
+
+// The integers of `"key":["1","2"]` (or `[1,2]`) in a JSON backend config.
+std::vector<int64_t> JsonIntList(std::string_view config, std::string_view key) {
+  std::vector<int64_t> out;
+  const std::string quoted = "\"" + std::string(key) + "\"";
+  size_t at = config.find(quoted);
+  if (at == std::string_view::npos) return out;
+  at = config.find('[', at);
+  const size_t end = config.find(']', at);
+  if (at == std::string_view::npos || end == std::string_view::npos) return out;
+  for (size_t p = at + 1; p < end; ++p) {
+    if ((config[p] >= '0' && config[p] <= '9') || config[p] == '-') {
+      char* stop = nullptr;
+      const std::string digits(config.substr(p, end - p));
+      out.push_back(std::strtoll(digits.c_str(), &stop, 10));
+      p += static_cast<size_t>(stop - digits.c_str());
+    }
+  }
+  return out;
+}
+
+// The number after `"key":` in a JSON backend config, or `fallback`.
+double JsonNumber(std::string_view config, std::string_view key, double fallback) {
+  const std::string quoted = "\"" + std::string(key) + "\":";
+  const size_t at = config.find(quoted);
+  if (at == std::string_view::npos) return fallback;
+  const std::string rest(config.substr(at + quoted.size(), 32));
+  char* stop = nullptr;
+  const double value = std::strtod(rest.c_str(), &stop);
+  return stop == rest.c_str() ? fallback : value;
+}
+
+StatusOr<Literal> CublasGemm(const Instruction& i, const std::vector<const Literal*>& operands) {
+  // The config is JSON inside an HLO string; drop its escapes to read it.
+  std::string config;
+  for (char ch : StringAttribute(i, "backend_config")) {
+    if (ch != '\\') config += ch;
+  }
+  if (config.find("\"epilogue\":\"DEFAULT\"") == std::string::npos && config.find("\"epilogue\"") != std::string::npos) {
+    return Unimplemented("__cublas$gemm with an epilogue other than DEFAULT");
+  }
+  if (operands.size() < 2 || !i.shape.IsArray()) {
+    return Unimplemented("__cublas$gemm producing " + i.shape.ToString() + " from " +
+                         std::to_string(operands.size()) + " operands");
+  }
+  Instruction dot;
+  dot.name = i.name;
+  dot.opcode = Opcode::kDot;
+  dot.shape = i.shape;
+  dot.attributes = {{"lhs_batch_dims", FormatIntList(JsonIntList(config, "lhs_batch_dimensions"))},
+                    {"lhs_contracting_dims", FormatIntList(JsonIntList(config, "lhs_contracting_dimensions"))},
+                    {"rhs_batch_dims", FormatIntList(JsonIntList(config, "rhs_batch_dimensions"))},
+                    {"rhs_contracting_dims", FormatIntList(JsonIntList(config, "rhs_contracting_dimensions"))}};
+  ANVIL_ASSIGN_OR_RETURN(Literal product, EvalDot(dot, *operands[0], *operands[1]));
+  const double alpha = JsonNumber(config, "alpha_real", 1), beta = JsonNumber(config, "beta", 0);
+  if (alpha == 1 && beta == 0) return product;
+  if (beta != 0 && operands.size() < 3) return InvalidArgument("__cublas$gemm with beta != 0 needs a third operand");
+  for (int64_t k = 0; k < product.element_count(); ++k) {
+    double v = alpha * product.GetDouble(k);
+    if (beta != 0) v += beta * operands[2]->GetDouble(k);
+    SetReal(product, k, v);
+  }
+  return product;
+}
+
+}  // namespace
+
+std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
+                                                       const std::vector<const Literal*>& operands) {
+  if (target == "__cublas$gemm") return CublasGemm(i, operands);
+  if (target == "SliceToDynamic" && !operands.empty() && i.shape.IsArray()) {
+    Literal out(i.shape);
+    if (out.data().size() != operands[0]->data().size()) {
+      return StatusOr<Literal>(InvalidArgument("SliceToDynamic changes the bound of its operand"));
+    }
+    out.mutable_data() = operands[0]->data();
+    return StatusOr<Literal>(std::move(out));
+  }
+  if (target == "PadToStatic" && operands.size() == 1 && i.shape.IsTuple() && !i.shape.tuple_elements().empty()) {
+    Literal out(i.shape);
+    auto& elements = out.mutable_tuple_elements();
+    if (elements[0].data().size() != operands[0]->data().size()) {
+      return StatusOr<Literal>(InvalidArgument("PadToStatic changes the bound of its operand"));
+    }
+    elements[0].mutable_data() = operands[0]->data();
+    const auto& dims = operands[0]->shape().dims();
+    for (size_t d = 0; d + 1 < elements.size() && d < dims.size(); ++d) elements[d + 1].SetInt(0, dims[d]);
+    return StatusOr<Literal>(std::move(out));
+  }
+  return std::nullopt;
+}
+
+}  // namespace anvil::hlo::eval
