@@ -1,0 +1,51 @@
+// The 16-bit float formats the CPU plugin computes in f32: loads widen
+// exactly, stores round to nearest even (NaN stays NaN), as the reference
+// evaluator rounds.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace anvil::cpu {
+
+struct Bf16 {
+  uint16_t bits;
+};
+struct F16 {
+  uint16_t bits;
+};
+
+inline float ToFloat(Bf16 v) {
+  const uint32_t bits = uint32_t{v.bits} << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline float ToFloat(F16 v) {
+  _Float16 h;
+  std::memcpy(&h, &v.bits, 2);
+  return static_cast<float>(h);
+}
+
+template <typename T>
+inline float ToFloat(T v) {
+  return static_cast<float>(v);
+}
+
+inline Bf16 ToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return Bf16{static_cast<uint16_t>((bits >> 16) | 0x40)};  // quiet NaN
+  bits += 0x7fffu + ((bits >> 16) & 1);
+  return Bf16{static_cast<uint16_t>(bits >> 16)};
+}
+
+inline F16 ToF16(float f) {
+  const _Float16 h = static_cast<_Float16>(f);
+  F16 out;
+  std::memcpy(&out.bits, &h, 2);
+  return out;
+}
+
+}  // namespace anvil::cpu
