@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace anvil::cpu {
 
@@ -46,6 +47,30 @@ inline F16 ToF16(float f) {
   F16 out;
   std::memcpy(&out.bits, &h, 2);
   return out;
+}
+
+}  // namespace anvil::cpu
+
+namespace anvil::cpu {
+
+// Copies n elements of type T (a float format or f32) widened to f32.
+template <typename T>
+void WidenToFloat(const void* from, float* to, int64_t begin, int64_t end) {
+  const T* x = static_cast<const T*>(from);
+  for (int64_t k = begin; k < end; ++k) to[k] = ToFloat(x[k]);
+}
+
+// Copies n f32 values rounded to bf16 (Bf16) or f16 (F16).
+template <typename T>
+void NarrowFromFloat(const float* from, void* to, int64_t begin, int64_t end) {
+  T* y = static_cast<T*>(to);
+  for (int64_t k = begin; k < end; ++k) {
+    if constexpr (std::is_same_v<T, Bf16>) {
+      y[k] = ToBf16(from[k]);
+    } else {
+      y[k] = ToF16(from[k]);
+    }
+  }
 }
 
 }  // namespace anvil::cpu

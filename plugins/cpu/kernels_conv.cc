@@ -5,9 +5,11 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -148,6 +150,59 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
       }
     });
   };
+}
+
+namespace {
+
+// The f32 shapes a bf16 or f16 convolution is computed in, kept alive for
+// the kernel's life.
+struct WidenedConvolution {
+  hlo::Instruction lhs, rhs, conv;
+};
+
+template <typename T>
+Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  auto widened = std::make_shared<WidenedConvolution>();
+  widened->lhs.shape = i.operands[0]->shape;
+  widened->rhs.shape = i.operands[1]->shape;
+  widened->conv = i;
+  widened->lhs.shape.set_element_type(hlo::ElementType::kF32);
+  widened->rhs.shape.set_element_type(hlo::ElementType::kF32);
+  widened->conv.shape.set_element_type(hlo::ElementType::kF32);
+  widened->conv.operands = {&widened->lhs, &widened->rhs};
+  Kernel inner = ConvolutionKernel(widened->conv, {Slot{Slot::Kind::kParameter, 0, 0}, Slot{Slot::Kind::kParameter, 1, 0}},
+                                   Slot{Slot::Kind::kOutput, 0, 0});
+  if (!inner) return nullptr;
+  const int64_t lhs_count = i.operands[0]->shape.ElementCount(), rhs_count = i.operands[1]->shape.ElementCount();
+  const int64_t out_count = i.shape.ElementCount();
+  const Slot a = in[0], b = in[1], c = out;
+  return [=](const Frame& frame) {
+    (void)widened;  // owns the shapes `inner` was built from
+    std::vector<float> x(static_cast<size_t>(lhs_count)), y(static_cast<size_t>(rhs_count)),
+        z(static_cast<size_t>(out_count));
+    frame.parallel->For(lhs_count, 1 << 15, [&](int64_t lo, int64_t hi) { WidenToFloat<T>(frame.At(a), x.data(), lo, hi); });
+    frame.parallel->For(rhs_count, 1 << 15, [&](int64_t lo, int64_t hi) { WidenToFloat<T>(frame.At(b), y.data(), lo, hi); });
+    Frame f32_frame = frame;
+    f32_frame.parameters = {x.data(), y.data()};
+    f32_frame.outputs = {z.data()};
+    inner(f32_frame);
+    frame.parallel->For(out_count, 1 << 15, [&](int64_t lo, int64_t hi) { NarrowFromFloat<T>(z.data(), frame.At(c), lo, hi); });
+  };
+}
+
+}  // namespace
+
+Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  // bf16 and f16 convolutions accumulate in f32, as the reference evaluator
+  // computes them: widen, convolve in f32, round once.
+  const hlo::ElementType t = i.shape.element_type();
+  if (i.operands.size() != 2 || in.size() != 2 || i.operands[0]->shape.element_type() != t ||
+      i.operands[1]->shape.element_type() != t) {
+    return nullptr;
+  }
+  if (t == hlo::ElementType::kBF16) return WidenAround<Bf16>(i, in, out);
+  if (t == hlo::ElementType::kF16) return WidenAround<F16>(i, in, out);
+  return nullptr;
 }
 
 }  // namespace anvil::cpu

@@ -329,7 +329,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     if (!kernel && arrays) {
       Slot out = SlotOf(result_value[s]);
       if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
-      if (i.opcode == Opcode::kConvolution) kernel = ConvolutionKernel(i, in, out);
+      if (i.opcode == Opcode::kConvolution) {
+        kernel = ConvolutionKernel(i, in, out);
+        if (!kernel) kernel = NarrowFloatConvolutionKernel(i, in, out);
+      }
       if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
