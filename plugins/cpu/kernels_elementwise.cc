@@ -2,6 +2,7 @@
 // here, at compile time; the loops they produce are plain and vectorisable.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "hlo/attributes.h"
@@ -89,6 +90,9 @@ Kernel FloatUnary(Opcode op, Slot a, Slot o, int64_t n) {
   }
 }
 
+template <typename T>
+constexpr std::make_unsigned_t<T> kBits = sizeof(T) * 8;
+
 // Signed and unsigned integers; arithmetic wraps (done unsigned, since
 // signed overflow is undefined in C++).
 template <typename T>
@@ -103,6 +107,30 @@ Kernel IntBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
     case Opcode::kAnd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x & y); });
     case Opcode::kOr: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x | y); });
     case Opcode::kXor: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x ^ y); });
+    // Shifts by the width or more, and division by zero or of the most
+    // negative value by -1, give what XLA gives (as the evaluator does).
+    case Opcode::kShiftLeft:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) { return U(y) >= kBits<T> ? T(0) : T(U(x) << U(y)); });
+    case Opcode::kShiftRightLogical:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) { return U(y) >= kBits<T> ? T(0) : T(U(x) >> U(y)); });
+    case Opcode::kShiftRightArithmetic:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) {
+        using S = std::make_signed_t<T>;
+        if (U(y) >= kBits<T>) return S(x) < 0 ? T(~U(0)) : T(0);
+        return T(S(x) >> U(y));
+      });
+    case Opcode::kDivide:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) {
+        if (y == 0) return T(~U(0));
+        if (std::is_signed_v<T> && x == std::numeric_limits<T>::min() && y == T(-1)) return x;
+        return T(x / y);
+      });
+    case Opcode::kRemainder:
+      return Binary<T, T>(a, b, o, n, [](T x, T y) {
+        if (y == 0) return x;
+        if (std::is_signed_v<T> && x == std::numeric_limits<T>::min() && y == T(-1)) return T(0);
+        return T(x % y);
+      });
     default: return nullptr;
   }
 }
