@@ -52,6 +52,7 @@ StatusOr<Literal> EvalNamedCustomCall(const Instruction& i, const std::string& t
     return eval::EvalElementwise(op, operands);
   }
   if (target == "xla_builder.math.NextAfter" && operands.size() == 2) return eval::EvalChlo(i, "next_after", operands);
+  if (target == "xla_builder.math.Polygamma" && operands.size() == 2) return eval::EvalChlo(i, "polygamma", operands);
   if (auto result = eval::EvalBackendCustomCall(i, target, operands)) return std::move(*result);
   return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
 }

@@ -17,13 +17,15 @@ double Digamma(double x) {
     // Reflection: psi(1 - x) - psi(x) = pi * cot(pi * x).
     return Digamma(1 - x) - M_PI / std::tan(M_PI * x);
   }
-  while (x < 6) {
+  while (x < 10) {
     result -= 1 / x;
     x += 1;
   }
-  // Asymptotic series.
+  // Asymptotic series; from x = 10 its first omitted term is below 1e-17.
   double f = 1 / (x * x);
-  double t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))));
+  double t = f * (-1.0 / 12 +
+                  f * (1.0 / 120 +
+                       f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12)))))));
   return result + std::log(x) - 0.5 / x + t;
 }
 
@@ -78,6 +80,55 @@ uint64_t NextAfterBits(const Literal& xs, int64_t k, double x, double y) {
   return ((x < y) == (x > 0)) ? bits + 1 : bits - 1;
 }
 
+// The Hurwitz zeta function sum_k (k + q)^-x for x > 1, by Euler-Maclaurin
+// summation (the method of Cephes' zeta).
+double HurwitzZeta(double x, double q) {
+  if (std::isnan(x) || std::isnan(q)) return std::nan("");
+  if (x == 1) return INFINITY;
+  if (x < 1) return std::nan("");
+  if (q <= 0) {
+    if (q == std::floor(q)) return INFINITY;
+    if (x != std::floor(x)) return std::nan("");
+  }
+  static constexpr double kBernoulli[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0,
+                                          -1.8924375803183791606e9, 7.47242496e10, -2.950130727918164224e12,
+                                          1.1646782814350067249e14, -4.5979787224074726105e15,
+                                          1.8152105401943546773e17, -7.1661652561756670113e18};
+  constexpr double kEpsilon = 1.11022302462515654042e-16;
+  double sum = std::pow(q, -x), a = q, b = 0;
+  int i = 0;
+  while (i < 9 || a <= 9) {
+    ++i;
+    a += 1;
+    b = std::pow(a, -x);
+    sum += b;
+    if (std::fabs(b / sum) < kEpsilon) return sum;
+  }
+  const double w = a;
+  sum += b * w / (x - 1) - 0.5 * b;
+  double factor = 1, k = 0;
+  for (double bernoulli : kBernoulli) {
+    factor *= x + k;
+    b /= w;
+    const double term = factor * b / bernoulli;
+    sum += term;
+    if (std::fabs(term / sum) < kEpsilon) break;
+    k += 1;
+    factor *= x + k;
+    b /= w;
+    k += 1;
+  }
+  return sum;
+}
+
+// psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x); n must be a whole number >= 0.
+double Polygamma(double n, double x) {
+  if (std::isnan(n) || std::isnan(x) || n < 0 || n != std::floor(n)) return std::nan("");
+  if (n == 0) return Digamma(x);
+  const double sign = std::fmod(n, 2) == 0 ? -1 : 1;
+  return sign * std::exp(std::lgamma(n + 1)) * HurwitzZeta(n + 1, x);
+}
+
 }  // namespace
 
 StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const std::vector<const Literal*>& operands) {
@@ -96,6 +147,10 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
       out.SetDouble(k, std::erfc(a.GetDouble(k)));
     } else if (op == "erf" && IsFloat(t)) {
       out.SetDouble(k, std::erf(a.GetDouble(k)));
+    } else if (op == "zeta" && IsFloat(t)) {
+      out.SetDouble(k, HurwitzZeta(a.GetDouble(k), operands.at(1)->GetDouble(k)));
+    } else if (op == "polygamma" && IsFloat(t)) {
+      out.SetDouble(k, Polygamma(a.GetDouble(k), operands.at(1)->GetDouble(k)));
     } else if (op == "bessel_i1e" && IsFloat(t)) {
       out.SetDouble(k, BesselI1e(a.GetDouble(k)));
     } else if (op == "next_after" && IsFloat(t)) {

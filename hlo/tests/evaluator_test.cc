@@ -176,6 +176,20 @@ TEST(Evaluator, RngDrawsFromItsDistribution) {
   EXPECT_TRUE(*again == *r);
 }
 
+TEST(Evaluator, PolygammaAndZeta) {
+  auto m = ParseHloModule(Entry(
+      "  n = f64[4] constant({0, 1, 1, 2})\n  x = f64[4] constant({1, 1, 0.5, 2})\n"
+      "  ROOT p = f64[4] custom-call(n, x), custom_call_target=\"xla_builder.math.Polygamma\""));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto r = EvaluateModule(**m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // psi(1) = -gamma, psi'(1) = pi^2/6, psi'(1/2) = pi^2/2, psi''(2) = -2 (zeta(3) - 1).
+  EXPECT_NEAR(r->GetDouble(0), -0.57721566490153286, 1e-15);
+  EXPECT_NEAR(r->GetDouble(1), M_PI * M_PI / 6, 1e-14);
+  EXPECT_NEAR(r->GetDouble(2), M_PI * M_PI / 2, 1e-13);
+  EXPECT_NEAR(r->GetDouble(3), -2 * (1.2020569031595942 - 1), 1e-14);
+}
+
 TEST(Evaluator, SaysWhatItCannotRun) {
   EXPECT_EQ(EvalText(Entry("  a = f32[4] constant({1, 2, 3, 4})\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"foo\"")),
             "eval: %r in e: the evaluator does not run custom-call \"foo\"");
