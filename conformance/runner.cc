@@ -267,6 +267,9 @@ std::vector<TestResult> RunConformance(const std::vector<std::string>& paths, Ba
         module->entry = module->FindComputation(function);
         auto test_start = Clock::now();
         TestResult r = RunOne(std::move(module), file, backend, is_stablehlo, options);
+        // XLA files split by `// -----` often reuse an entry name; the
+        // module's place in the file tells their tests apart.
+        if (!is_stablehlo && parsed->size() > 1) r.function += "#" + std::to_string(m + 1);
         r.seconds = std::chrono::duration<double>(Clock::now() - test_start).count();
         results.push_back(r);
         if (progress) progress(r);

@@ -17,7 +17,7 @@ namespace anvil::conformance {
 
 struct TestResult {
   std::string file;
-  std::string function;
+  std::string function;  // the tested function; for an .hlo file of several modules, ENTRY#N (N from 1)
   std::string family;  // the op the file tests ("add", "reduce_window"), for the report
   enum class Status { kPassed, kFailed, kSkipped } status = Status::kPassed;
   std::string reason;

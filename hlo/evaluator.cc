@@ -145,6 +145,18 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
     case Opcode::kCopy:
       if (op == Opcode::kCopy && !operands[0]->shape().IsTuple()) break;
       return *operands[0];
+    case Opcode::kCopyStart: {
+      // An asynchronous copy: (destination, source, context); one device
+      // has nothing to overlap, so the copy is done when it starts.
+      if (!i.shape.IsTuple() || i.shape.tuple_elements().size() < 2) break;
+      Literal started(i.shape);
+      started.mutable_tuple_elements()[0] = *operands[0];
+      started.mutable_tuple_elements()[1] = *operands[0];
+      return started;
+    }
+    case Opcode::kCopyDone:
+      if (!operands[0]->shape().IsTuple() || operands[0]->tuple_elements().empty()) break;
+      return operands[0]->tuple_elements()[0];
     case Opcode::kAfterAll:
     case Opcode::kAddDependency:
       return op == Opcode::kAddDependency ? *operands[0] : Literal(Shape::Token());

@@ -1,8 +1,9 @@
-// Custom calls that XLA's own backends emit into optimised HLO, for the
-// reference evaluator: cuBLAS GEMMs (a dot with alpha and beta) and the
-// bounded-dynamic-shape markers. Anvil runs every array at its static bound,
+// Custom calls that XLA's own backends and builder library emit, for the
+// reference evaluator: cuBLAS GEMMs (a dot with alpha and beta), the
+// builder's Einsum, and the bounded-dynamic-shape markers. Anvil runs every array at its static bound,
 // so SliceToDynamic keeps the data as it is and PadToStatic reports the
 // bounds as the sizes.
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -76,11 +77,71 @@ StatusOr<Literal> CublasGemm(const Instruction& i, const std::vector<const Liter
   return product;
 }
 
+// XLA builder's Einsum ("ij,jk->ik" in the backend config): the sum, over
+// every label not in the result, of the product of the operands; a label
+// repeated within a term takes a diagonal, repeated in the result it places
+// values on one.
+StatusOr<Literal> Einsum(const Instruction& i, const std::vector<const Literal*>& operands) {
+  const std::string config = StringAttribute(i, "backend_config");
+  const size_t arrow = config.find("->");
+  if (arrow == std::string::npos || !i.shape.IsArray()) return InvalidArgument("einsum config '" + config + "' has no ->");
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = config.find(',', start);
+    terms.push_back(config.substr(start, std::min(comma, arrow) - start));
+    if (comma == std::string::npos || comma > arrow) break;
+    start = comma + 1;
+  }
+  const std::string result_term = config.substr(arrow + 2);
+  if (terms.size() != operands.size()) return InvalidArgument("einsum config '" + config + "' names another operand count");
+  std::string labels;  // each label once, with its extent
+  std::vector<int64_t> extents;
+  auto bind = [&](const std::string& term, const std::vector<int64_t>& dims) -> Status {
+    if (term.size() != dims.size()) return InvalidArgument("einsum term '" + term + "' does not match its rank");
+    for (size_t d = 0; d < term.size(); ++d) {
+      const size_t at = labels.find(term[d]);
+      if (at == std::string::npos) {
+        labels += term[d];
+        extents.push_back(dims[d]);
+      } else if (extents[at] != dims[d]) {
+        return InvalidArgument(std::string("einsum label '") + term[d] + "' has two extents");
+      }
+    }
+    return OkStatus();
+  };
+  for (size_t t = 0; t < terms.size(); ++t) ANVIL_RETURN_IF_ERROR(bind(terms[t], operands[t]->shape().dims()));
+  ANVIL_RETURN_IF_ERROR(bind(result_term, i.shape.dims()));
+  auto position = [&](const std::string& term, const std::vector<int64_t>& dims, const std::vector<int64_t>& value) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < term.size(); ++d) linear = linear * dims[d] + value[labels.find(term[d])];
+    return linear;
+  };
+  std::vector<double> sums(static_cast<size_t>(i.shape.ElementCount()), 0.0);
+  std::vector<int64_t> value(labels.size(), 0);
+  int64_t total = 1;
+  for (int64_t e : extents) total *= e;
+  for (int64_t step = 0; step < total; ++step) {
+    double product = 1;
+    for (size_t t = 0; t < terms.size(); ++t) {
+      product *= operands[t]->GetDouble(position(terms[t], operands[t]->shape().dims(), value));
+    }
+    sums[static_cast<size_t>(position(result_term, i.shape.dims(), value))] += product;
+    for (size_t d = labels.size(); d-- > 0;) {  // next assignment of label values
+      if (++value[d] < extents[d]) break;
+      value[d] = 0;
+    }
+  }
+  Literal out(i.shape);
+  for (size_t k = 0; k < sums.size(); ++k) SetReal(out, static_cast<int64_t>(k), sums[k]);
+  return out;
+}
+
 }  // namespace
 
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
                                                        const std::vector<const Literal*>& operands) {
   if (target == "__cublas$gemm") return CublasGemm(i, operands);
+  if (target == "xla_builder.matrix.Einsum") return Einsum(i, operands);
   if (target == "SliceToDynamic" && !operands.empty() && i.shape.IsArray()) {
     Literal out(i.shape);
     if (out.data().size() != operands[0]->data().size()) {

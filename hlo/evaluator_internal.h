@@ -56,8 +56,8 @@ StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b);
 StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const Literal& rhs,
                                 const Literal& group_sizes);
-// A custom call XLA's backends emit (__cublas$gemm, SliceToDynamic,
-// PadToStatic), or nullopt when `target` is none of them.
+// A custom call XLA's backends or builder emit (__cublas$gemm, Einsum,
+// SliceToDynamic, PadToStatic), or nullopt when `target` is none of them.
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
                                                        const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);

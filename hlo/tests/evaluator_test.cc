@@ -190,6 +190,28 @@ TEST(Evaluator, PolygammaAndZeta) {
   EXPECT_NEAR(r->GetDouble(3), -2 * (1.2020569031595942 - 1), 1e-14);
 }
 
+TEST(Evaluator, BackendAndBuilderCustomCalls) {
+  EXPECT_EQ(EvalText(Entry(
+                "  a = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n  b = f32[3,2] constant({{1, 0}, {0, 1}, {1, 1}})\n"
+                "  ROOT mm = f32[2,2] custom-call(a, b), custom_call_target=\"xla_builder.matrix.Einsum\", "
+                "backend_config=\"ij,jk->ik\"")),
+            "{{4, 5}, {10, 11}}");
+  EXPECT_EQ(EvalText(Entry("  s = f32[3] constant({1, 2, 3})\n  ROOT d = f32[3,3] custom-call(s, s), "
+                           "custom_call_target=\"xla_builder.matrix.Einsum\", backend_config=\"i,i->ii\"")),
+            "{{1, 0, 0}, {0, 4, 0}, {0, 0, 9}}");
+  // cuBLAS's GEMM is a dot scaled by alpha, plus beta times its third operand.
+  EXPECT_EQ(EvalText(Entry(
+                "  a = f32[2,2] constant({{1, 2}, {3, 4}})\n  c = f32[2,2] constant({{1, 1}, {1, 1}})\n"
+                "  ROOT g = f32[2,2] custom-call(a, a, c), custom_call_target=\"__cublas$gemm\", backend_config="
+                "\"{\\\"gemm_backend_config\\\":{\\\"alpha_real\\\":2,\\\"beta\\\":1,\\\"dot_dimension_numbers\\\":"
+                "{\\\"lhs_contracting_dimensions\\\":[\\\"1\\\"],\\\"rhs_contracting_dimensions\\\":[\\\"0\\\"]}}}\"")),
+            "{{15, 21}, {31, 45}}");
+  // copy-start/copy-done: the copy is done by the time it starts.
+  EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({1, 2})\n  s = (f32[2], f32[2], u32[]) copy-start(a)\n"
+                           "  ROOT d = f32[2] copy-done(s)")),
+            "{1, 2}");
+}
+
 TEST(Evaluator, SaysWhatItCannotRun) {
   EXPECT_EQ(EvalText(Entry("  a = f32[4] constant({1, 2, 3, 4})\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"foo\"")),
             "eval: %r in e: the evaluator does not run custom-call \"foo\"");
