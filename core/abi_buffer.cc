@@ -64,7 +64,13 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
   return Guard("anvil_buffer_from_host", [&]() -> anvil_status* {
     ANVIL_CHECK_NOT_NULL("anvil_buffer_from_host", client);
     ANVIL_CHECK_NOT_NULL("anvil_buffer_from_host", out_buffer);
-    ANVIL_CHECK_ARGS("anvil_buffer_from_host", args, ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE);
+    // Minor 1 callers end the struct at num_dims.
+    ANVIL_CHECK_ARGS("anvil_buffer_from_host", args, ANVIL_STRUCT_SIZE(anvil_buffer_from_host_args, num_dims));
+    const int32_t semantics =
+        args->struct_size >= ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE ? args->host_buffer_semantics : ANVIL_HOST_BUFFER_COPY;
+    if (semantics != ANVIL_HOST_BUFFER_COPY && semantics != ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY) {
+      return Invalid("anvil_buffer_from_host: unknown host_buffer_semantics " + std::to_string(semantics));
+    }
     ANVIL_CHECK_NOT_NULL("anvil_buffer_from_host", args->device);
     if (args->device->client != client) return Invalid("anvil_buffer_from_host: the device belongs to another client");
     anvil::hlo::ElementType type = anvil::core::FromAbi(args->element_type);
@@ -82,6 +88,23 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
     state->bytes = anvil::core::ByteSize(state->shape);
     if (state->bytes > 0 && !args->data) return Invalid("anvil_buffer_from_host: data is NULL");
     anvil::core::Plugin* plugin = args->device->plugin;
+    if (semantics == ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY && state->bytes > 0) {
+      auto wrapped = plugin->WrapHost(args->device->index_in_plugin, args->data, state->bytes);
+      if (!wrapped.ok()) return ToAbi(wrapped.status());
+      if (*wrapped) {
+        // In place: defined at once; the caller's memory is theirs again
+        // when the last user of this device memory lets go of it.
+        auto released = Event::Create();
+        state->memory = std::make_shared<DeviceMemory>(plugin, *wrapped);
+        state->memory->borrowed = true;
+        state->memory->on_release = [released] { released->Set(anvil::hlo::OkStatus()); };
+        state->defined = Event::Create();
+        state->defined->Set(anvil::hlo::OkStatus());
+        *out_buffer = new anvil_buffer(state);
+        if (out_host_done) *out_host_done = NewEvent(released);
+        return nullptr;
+      }
+    }
     auto memory = plugin->Allocate(args->device->index_in_plugin, state->bytes);
     if (!memory.ok()) return ToAbi(memory.status());
     state->memory = std::make_shared<DeviceMemory>(plugin, *memory);

@@ -88,7 +88,7 @@ void Run(const std::shared_ptr<Execution>& e) {
     }
     if (!memory) return e->Fail(MakeError(StatusCode::kFailedPrecondition, "input " + std::to_string(i) + " has no memory"));
     // Hand the memory over only when nothing else still reads it.
-    if (e->donate[i] && memory.use_count() == 1) {
+    if (e->donate[i] && memory.use_count() == 1 && !memory->borrowed) {
       donated[i] = 1;
       inputs.push_back(memory->memory);
       memory->memory = nullptr;  // the plugin owns it now

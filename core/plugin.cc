@@ -113,6 +113,14 @@ StatusOr<anvil_plugin_memory*> Plugin::Allocate(size_t device, size_t bytes) {
   return memory;
 }
 
+StatusOr<anvil_plugin_memory*> Plugin::WrapHost(size_t device, const void* data, size_t bytes) {
+  auto fn = ANVIL_PLUGIN_ENTRY(memory_wrap_host);
+  if (!fn.ok()) return static_cast<anvil_plugin_memory*>(nullptr);  // optional: core copies
+  anvil_plugin_memory* memory = nullptr;
+  ANVIL_RETURN_IF_ERROR(Convert((*fn)(context_, device, data, bytes, &memory)));
+  return memory;
+}
+
 void Plugin::Free(anvil_plugin_memory* memory) {
   if (auto fn = ANVIL_PLUGIN_ENTRY(memory_free); fn.ok() && memory) (*fn)(context_, memory);
 }

@@ -35,6 +35,9 @@ class Plugin {
   StatusOr<anvil_plugin_device_properties> DeviceProperties(size_t device);
   StatusOr<anvil_plugin_memory*> Allocate(size_t device, size_t bytes);
   void Free(anvil_plugin_memory* memory);
+  // The caller's host memory used in place, or nullptr when the plugin
+  // cannot (or predates memory_wrap_host): then the caller copies.
+  StatusOr<anvil_plugin_memory*> WrapHost(size_t device, const void* data, size_t bytes);
   // `done` runs exactly once, also when the call fails synchronously.
   void CopyFromHost(anvil_plugin_memory* memory, const void* src, size_t bytes, Done done);
   void CopyToHost(anvil_plugin_memory* memory, void* dst, size_t bytes, Done done);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,9 +77,14 @@ Tracked<F> Track(std::shared_ptr<WorkToken> token, F fn) {
 struct DeviceMemory {
   Plugin* plugin;
   anvil_plugin_memory* memory;
+  // Set for the caller's host memory used in place (zero copy): never
+  // donated, and `on_release` tells the caller when it is theirs again.
+  bool borrowed = false;
+  std::function<void()> on_release;
   DeviceMemory(Plugin* p, anvil_plugin_memory* m) : plugin(p), memory(m) {}
   ~DeviceMemory() {
     if (memory) plugin->Free(memory);
+    if (on_release) on_release();
   }
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;

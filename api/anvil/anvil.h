@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define ANVIL_ABI_MAJOR 0
-#define ANVIL_ABI_MINOR 1
+#define ANVIL_ABI_MINOR 2
 
 #define ANVIL_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
@@ -197,6 +197,20 @@ anvil_status* anvil_event_destroy(anvil_event* event);
 
 /* ---------------------------------------------------------------- buffers */
 
+/* What anvil_buffer_from_host may do with the caller's memory. */
+typedef enum anvil_host_buffer_semantics {
+  /* Copied: `out_host_done` completes once the copy has taken the data. */
+  ANVIL_HOST_BUFFER_COPY = 0,
+  /* The caller keeps the data valid and unchanged for the buffer's whole
+   * life. A device that can read host memory in place (the CPU plugin, for
+   * data aligned to 64 bytes) uses it without a copy; `out_host_done` then
+   * completes when the buffer's memory is released: after the buffer is
+   * destroyed and the executions and copies using it have finished. A
+   * device that cannot copies, as with ANVIL_HOST_BUFFER_COPY. Donating
+   * such a buffer never lets an execution write into the caller's memory. */
+  ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY = 1
+} anvil_host_buffer_semantics;
+
 typedef struct anvil_buffer_from_host_args {
   size_t struct_size;
   anvil_device* device;
@@ -206,12 +220,18 @@ typedef struct anvil_buffer_from_host_args {
   int32_t element_type; /* an anvil_element_type */
   const int64_t* dims; /* needs to live only during the call */
   size_t num_dims;
+  /* Since minor 2 (a shorter struct means ANVIL_HOST_BUFFER_COPY). */
+  int32_t host_buffer_semantics; /* an anvil_host_buffer_semantics */
 } anvil_buffer_from_host_args;
-#define ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_buffer_from_host_args, num_dims)
+#define ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE \
+  ANVIL_STRUCT_SIZE(anvil_buffer_from_host_args, host_buffer_semantics)
 
-/* Starts a copy to the device. `out_buffer` is usable at once (uses wait for
- * the copy). `out_host_done` (may be NULL: then the call waits) completes
- * when the caller may reuse `data`. */
+/* Starts a copy to the device (or, with ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY
+ * on a device that can, uses `data` in place). `out_buffer` is usable at once
+ * (uses wait for the copy). `out_host_done` completes when the caller may
+ * reuse `data`; it may be NULL: then a copy is waited for before returning,
+ * and memory used in place is simply the caller's again once the buffer is
+ * released. */
 anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_from_host_args* args,
                                      anvil_buffer** out_buffer, anvil_event** out_host_done);
 

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define ANVIL_PLUGIN_ABI_MAJOR 0
-#define ANVIL_PLUGIN_ABI_MINOR 1
+#define ANVIL_PLUGIN_ABI_MINOR 2
 
 #define ANVIL_PLUGIN_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -130,8 +130,18 @@ typedef struct anvil_plugin_api {
   void (*serialized_free)(void* bytes);
   anvil_plugin_error* (*executable_deserialize)(anvil_plugin_context* context, size_t device, const void* bytes,
                                                 size_t size, anvil_plugin_executable** out_executable);
+
+  /* --- optional, since minor 2 */
+  /* Uses `bytes` of the caller's host memory at `data` as device memory in
+   * place, when the device can read it there (the CPU plugin: when `data` is
+   * 64-byte aligned); sets `*out_memory` to NULL when it cannot, and core
+   * copies instead. The memory stays the caller's: `memory_free` on the
+   * handle releases only the handle. Core never donates such memory, so a
+   * plugin only ever reads it. */
+  anvil_plugin_error* (*memory_wrap_host)(anvil_plugin_context* context, size_t device, const void* data,
+                                          size_t bytes, anvil_plugin_memory** out_memory);
 } anvil_plugin_api;
-#define ANVIL_PLUGIN_API_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_api, executable_deserialize)
+#define ANVIL_PLUGIN_API_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_api, memory_wrap_host)
 
 /* The one symbol a plugin exports. */
 #define ANVIL_PLUGIN_GET_API_SYMBOL "anvil_plugin_get_api"

@@ -28,6 +28,7 @@ struct anvil_plugin_error {
 struct anvil_plugin_memory {
   void* data;
   size_t bytes;
+  bool borrowed = false;  // the caller's host memory, used in place (memory_wrap_host)
 };
 
 // Freed blocks are kept for reuse, by size: a fresh block costs a page
@@ -139,8 +140,17 @@ anvil_plugin_error* Allocate(anvil_plugin_context* context, size_t, size_t bytes
 
 void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
   if (!memory) return;
-  if (!context->cache.Keep(memory->data, Rounded(memory->bytes))) std::free(memory->data);
+  if (!memory->borrowed && !context->cache.Keep(memory->data, Rounded(memory->bytes))) std::free(memory->data);
   delete memory;
+}
+
+// Host memory is this device's memory: aligned data is used where it lies
+// (kernels assume 64-byte alignment, so anything else is copied by core).
+anvil_plugin_error* WrapHost(anvil_plugin_context*, size_t, const void* data, size_t bytes, anvil_plugin_memory** out) {
+  *out = nullptr;
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0) return nullptr;
+  *out = new anvil_plugin_memory{const_cast<void*>(data), bytes, true};
+  return nullptr;
 }
 
 anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
@@ -282,6 +292,7 @@ anvil_plugin_api MakeApi() {
   api.device_properties = &DeviceProperties;
   api.memory_allocate = &Allocate;
   api.memory_free = &Free;
+  api.memory_wrap_host = &WrapHost;
   api.memory_copy_from_host = &CopyFromHost;
   api.memory_copy_to_host = &CopyToHost;
   api.executable_compile = &Compile;

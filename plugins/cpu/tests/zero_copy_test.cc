@@ -1,0 +1,177 @@
+// Zero-copy host buffers on the CPU plugin, through the public C ABI:
+// aligned immutable host memory is used in place, its host-done event fires
+// only when the buffer's memory is released, donation never writes into it,
+// and anything else is copied.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+
+namespace {
+
+std::string Message(anvil_status* status) {
+  if (!status) return "";
+  std::string text = anvil_status_get_message(status);
+  anvil_status_free(status);
+  return text.empty() ? "(error without message)" : text;
+}
+
+#define EXPECT_OK(expr) EXPECT_EQ(Message(expr), "") << #expr
+#define ASSERT_OK(expr) ASSERT_EQ(Message(expr), "") << #expr
+
+class ZeroCopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    anvil_client_options options{};
+    options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+    ASSERT_OK(anvil_client_create(&options, &client_));
+    anvil_plugin_load_args load{};
+    load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
+    load.name = "cpu";
+    ASSERT_OK(anvil_client_load_plugin(client_, &load));
+    ASSERT_OK(anvil_client_device(client_, 0, &device_));
+    const std::string hlo = "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  one = f32[] constant(1)\n"
+                            "  b = f32[16] broadcast(one), dimensions={}\n  ROOT r = f32[16] add(p, b)\n}\n";
+    anvil_compile_args compile{};
+    compile.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
+    compile.program = hlo.data();
+    compile.program_size = hlo.size();
+    compile.format = "hlo";
+    compile.device = device_;
+    ASSERT_OK(anvil_client_compile(client_, &compile, &add_one_));
+    host_ = static_cast<float*>(std::aligned_alloc(64, 16 * sizeof(float) + 64));
+    for (int k = 0; k < 20; ++k) host_[k] = static_cast<float>(k);
+  }
+  void TearDown() override {
+    EXPECT_OK(anvil_executable_destroy(add_one_));
+    EXPECT_OK(anvil_client_destroy(client_));
+    std::free(host_);
+  }
+
+  anvil_buffer* FromHost(const float* data, int32_t semantics, anvil_event** host_done,
+                         size_t struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE) {
+    const int64_t dims[] = {16};
+    anvil_buffer_from_host_args args{};
+    args.struct_size = struct_size;
+    args.device = device_;
+    args.data = data;
+    args.element_type = ANVIL_F32;
+    args.dims = dims;
+    args.num_dims = 1;
+    args.host_buffer_semantics = semantics;
+    anvil_buffer* buffer = nullptr;
+    EXPECT_OK(anvil_buffer_from_host(client_, &args, &buffer, host_done));
+    return buffer;
+  }
+
+  std::vector<float> ToHost(anvil_buffer* buffer) {
+    std::vector<float> out(16);
+    anvil_event* done = nullptr;
+    EXPECT_OK(anvil_buffer_to_host(buffer, out.data(), out.size() * sizeof(float), &done));
+    EXPECT_OK(anvil_event_await(done));
+    EXPECT_OK(anvil_event_destroy(done));
+    return out;
+  }
+
+  // Runs add_one_ on `input`, donating it when asked; returns the result.
+  std::vector<float> AddOne(anvil_buffer* input, bool donate) {
+    const uint8_t donate_flag = donate ? 1 : 0;
+    anvil_execute_args run{};
+    run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
+    run.inputs = &input;
+    run.num_inputs = 1;
+    run.donate = &donate_flag;
+    anvil_buffer* output = nullptr;
+    anvil_event* done = nullptr;
+    EXPECT_OK(anvil_executable_execute(add_one_, &run, &output, &done));
+    EXPECT_OK(anvil_event_await(done));
+    EXPECT_OK(anvil_event_destroy(done));
+    std::vector<float> values = ToHost(output);
+    EXPECT_OK(anvil_buffer_destroy(output));
+    return values;
+  }
+
+  static bool Ready(anvil_event* event) {
+    int32_t ready = 0;
+    EXPECT_OK(anvil_event_is_ready(event, &ready));
+    return ready != 0;
+  }
+
+  anvil_client* client_ = nullptr;
+  anvil_device* device_ = nullptr;
+  anvil_executable* add_one_ = nullptr;
+  float* host_ = nullptr;
+};
+
+TEST_F(ZeroCopyTest, AlignedImmutableMemoryIsUsedInPlaceUntilReleased) {
+  anvil_event* host_done = nullptr;
+  anvil_buffer* buffer = FromHost(host_, ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY, &host_done);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(AddOne(buffer, false)[3], 4.0f);
+  // White-box: breaking the promise shows the device reads the caller's memory.
+  host_[3] = 100;
+  EXPECT_EQ(ToHost(buffer)[3], 100.0f);
+  host_[3] = 3;
+  // The memory is the runtime's until the buffer is gone.
+  EXPECT_FALSE(Ready(host_done));
+  EXPECT_OK(anvil_buffer_destroy(buffer));
+  EXPECT_OK(anvil_event_await(host_done));
+  EXPECT_OK(anvil_event_destroy(host_done));
+}
+
+TEST_F(ZeroCopyTest, DonatingNeverWritesIntoTheCallersMemory) {
+  anvil_event* host_done = nullptr;
+  anvil_buffer* buffer = FromHost(host_, ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY, &host_done);
+  std::vector<float> result = AddOne(buffer, true);
+  EXPECT_EQ(result[0], 1.0f);
+  EXPECT_EQ(result[15], 16.0f);
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(host_[k], static_cast<float>(k)) << k;
+  EXPECT_OK(anvil_buffer_destroy(buffer));
+  EXPECT_OK(anvil_event_await(host_done));  // the donated memory was released after the execution
+  EXPECT_OK(anvil_event_destroy(host_done));
+}
+
+TEST_F(ZeroCopyTest, UnalignedMemoryAndOlderCallersAreCopied) {
+  anvil_event* host_done = nullptr;
+  anvil_buffer* unaligned = FromHost(host_ + 1, ANVIL_HOST_BUFFER_IMMUTABLE_ZERO_COPY, &host_done);
+  EXPECT_OK(anvil_event_await(host_done));  // the copy has taken the data
+  EXPECT_OK(anvil_event_destroy(host_done));
+  host_[1] = 100;
+  EXPECT_EQ(ToHost(unaligned)[0], 1.0f);
+  host_[1] = 1;
+  EXPECT_OK(anvil_buffer_destroy(unaligned));
+
+  // A caller built against minor 1 passes the shorter struct: a copy.
+  anvil_buffer* old = FromHost(host_, ANVIL_HOST_BUFFER_COPY, nullptr,
+                               ANVIL_STRUCT_SIZE(anvil_buffer_from_host_args, num_dims));
+  host_[0] = 100;
+  EXPECT_EQ(ToHost(old)[0], 0.0f);
+  host_[0] = 0;
+  EXPECT_OK(anvil_buffer_destroy(old));
+}
+
+TEST_F(ZeroCopyTest, UnknownSemanticsAreRefused) {
+  const int64_t dims[] = {16};
+  anvil_buffer_from_host_args args{};
+  args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  args.device = device_;
+  args.data = host_;
+  args.element_type = ANVIL_F32;
+  args.dims = dims;
+  args.num_dims = 1;
+  args.host_buffer_semantics = 7;
+  anvil_buffer* buffer = nullptr;
+  anvil_status* status = anvil_buffer_from_host(client_, &args, &buffer, nullptr);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(anvil_status_get_code(status), ANVIL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(anvil_status_get_message(status)).find("host_buffer_semantics 7"), std::string::npos);
+  anvil_status_free(status);
+  EXPECT_EQ(buffer, nullptr);
+}
+
+}  // namespace
