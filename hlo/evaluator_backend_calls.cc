@@ -1,6 +1,7 @@
 // Custom calls that XLA's own backends and builder library emit, for the
 // reference evaluator: cuBLAS GEMMs (a dot with alpha and beta), the
-// builder's Einsum, and the bounded-dynamic-shape markers. Anvil runs every array at its static bound,
+// builder's Einsum and TridiagonalSolver, and the bounded-dynamic-shape
+// markers. Anvil runs every array at its static bound,
 // so SliceToDynamic keeps the data as it is and PadToStatic reports the
 // bounds as the sizes.
 #include <algorithm>
@@ -136,12 +137,58 @@ StatusOr<Literal> Einsum(const Instruction& i, const std::vector<const Literal*>
   return out;
 }
 
+// XLA builder's TridiagonalSolver (Thomas algorithm): diagonals given apart
+// as [..., 1, M] (lower, main, upper) or stacked as [..., 3, M] (upper, main,
+// lower rows); the right-hand sides are [..., K, M], each row one system.
+StatusOr<Literal> TridiagonalSolve(const Instruction& i, const std::vector<const Literal*>& operands) {
+  if ((operands.size() != 2 && operands.size() != 4) || !i.shape.IsArray()) {
+    return InvalidArgument("TridiagonalSolver takes (diagonals, rhs) or (lower, main, upper, rhs)");
+  }
+  const Literal& rhs = *operands.back();
+  const auto& rd = rhs.shape().dims();
+  if (rd.size() < 2 || i.shape.dims() != rd) return InvalidArgument("TridiagonalSolver's rhs must be [..., K, M]");
+  const int64_t m = rd.back(), k_count = rd[rd.size() - 2];
+  const int64_t batch = rhs.element_count() / std::max<int64_t>(1, m * k_count);
+  // diagonal(d, b, j): lower (d = 0), main (1) or upper (2) of batch b at j.
+  auto diagonal = [&](int d, int64_t b, int64_t j) {
+    if (operands.size() == 4) return operands[static_cast<size_t>(d)]->GetDouble(b * m + j);
+    return operands[0]->GetDouble((b * 3 + (2 - d)) * m + j);
+  };
+  const int64_t expected = operands.size() == 4 ? batch * m : batch * 3 * m;
+  for (size_t d = 0; d + 1 < operands.size(); ++d) {
+    if (operands[d]->element_count() != expected) return InvalidArgument("TridiagonalSolver's diagonals do not fit its rhs");
+  }
+  Literal out(i.shape);
+  std::vector<double> main(static_cast<size_t>(m)), y(static_cast<size_t>(m));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t r = 0; r < k_count; ++r) {
+      const int64_t base = (b * k_count + r) * m;
+      for (int64_t j = 0; j < m; ++j) {
+        main[j] = diagonal(1, b, j);
+        y[j] = rhs.GetDouble(base + j);
+        if (j > 0) {
+          const double w = diagonal(0, b, j) / main[j - 1];
+          main[j] -= w * diagonal(2, b, j - 1);
+          y[j] -= w * y[j - 1];
+        }
+      }
+      for (int64_t j = m; j-- > 0;) {
+        if (j + 1 < m) y[j] -= diagonal(2, b, j) * y[j + 1];
+        y[j] /= main[j];
+        SetReal(out, base + j, y[j]);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
                                                        const std::vector<const Literal*>& operands) {
   if (target == "__cublas$gemm") return CublasGemm(i, operands);
   if (target == "xla_builder.matrix.Einsum") return Einsum(i, operands);
+  if (target == "xla_builder.tridiagonal.TridiagonalSolver") return TridiagonalSolve(i, operands);
   if (target == "SliceToDynamic" && !operands.empty() && i.shape.IsArray()) {
     Literal out(i.shape);
     if (out.data().size() != operands[0]->data().size()) {

@@ -206,6 +206,23 @@ TEST(Evaluator, BackendAndBuilderCustomCalls) {
                 "\"{\\\"gemm_backend_config\\\":{\\\"alpha_real\\\":2,\\\"beta\\\":1,\\\"dot_dimension_numbers\\\":"
                 "{\\\"lhs_contracting_dimensions\\\":[\\\"1\\\"],\\\"rhs_contracting_dimensions\\\":[\\\"0\\\"]}}}\"")),
             "{{15, 21}, {31, 45}}");
+  // TridiagonalSolver: each rhs row solved; A x reproduces it.
+  auto tri = ParseHloModule(Entry(
+      "  l = f64[1,4] constant({{0, 1, 1, 1}})\n  d = f64[1,4] constant({{4, 4, 4, 4}})\n"
+      "  u = f64[1,4] constant({{1, 1, 1, 0}})\n  x = f64[2,4] constant({{1, 2, 3, 4}, {-1, 0, 0, 5}})\n"
+      "  ROOT s = f64[2,4] custom-call(l, d, u, x), custom_call_target=\"xla_builder.tridiagonal.TridiagonalSolver\""));
+  ASSERT_TRUE(tri.ok()) << tri.status().message();
+  auto solved = EvaluateModule(**tri, {});
+  ASSERT_TRUE(solved.ok()) << solved.status().message();
+  const double rhs[2][4] = {{1, 2, 3, 4}, {-1, 0, 0, 5}};
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 4; ++j) {
+      double ax = 4 * solved->GetDouble(r * 4 + j);
+      if (j > 0) ax += solved->GetDouble(r * 4 + j - 1);
+      if (j < 3) ax += solved->GetDouble(r * 4 + j + 1);
+      EXPECT_NEAR(ax, rhs[r][j], 1e-12) << r << "," << j;
+    }
+  }
   // copy-start/copy-done: the copy is done by the time it starts.
   EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({1, 2})\n  s = (f32[2], f32[2], u32[]) copy-start(a)\n"
                            "  ROOT d = f32[2] copy-done(s)")),
