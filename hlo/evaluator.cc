@@ -52,7 +52,17 @@ StatusOr<Literal> EvalNamedCustomCall(const Instruction& i, const std::string& t
     return eval::EvalElementwise(op, operands);
   }
   if (target == "xla_builder.math.NextAfter" && operands.size() == 2) return eval::EvalChlo(i, "next_after", operands);
-  if (target == "xla_builder.math.Polygamma" && operands.size() == 2) return eval::EvalChlo(i, "polygamma", operands);
+  static const std::map<std::string, std::pair<std::string, size_t>> kSpecial = {
+      {"xla_builder.math.Polygamma", {"polygamma", 2}},
+      {"xla_builder.math.IgammaGradA", {"igamma_grad_a", 2}},
+      {"xla_builder.math.RandomGammaGrad", {"random_gamma_grad", 2}},
+      {"xla_builder.math.RegularizedIncompleteBeta", {"regularized_incomplete_beta", 3}}};
+  if (auto special = kSpecial.find(target); special != kSpecial.end() && operands.size() == special->second.second) {
+    return eval::EvalChlo(i, special->second.first, operands);
+  }
+  if (target == "xla_builder.prng.ScramblePhiloxKey" && operands.size() == 1) {
+    return eval::EvalScramblePhiloxKey(i, *operands[0]);
+  }
   if (auto result = eval::EvalBackendCustomCall(i, target, operands)) return std::move(*result);
   return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
 }

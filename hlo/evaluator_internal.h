@@ -54,6 +54,8 @@ StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state
 // rng: uniform in [a, b) or normal with mean a and deviation b, from
 // THREE_FRY bits keyed by the instruction's name (the same on every run).
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b);
+// XLA builder's ScramblePhiloxKey, key by key.
+StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& keys);
 StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const Literal& rhs,
                                 const Literal& group_sizes);
 // A custom call XLA's backends or builder emit (__cublas$gemm, Einsum,

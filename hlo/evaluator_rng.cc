@@ -149,6 +149,22 @@ int MantissaBits(ElementType t) {
 
 }  // namespace
 
+StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& keys) {
+  // XLA's builder scrambles a key with one Philox run over (key low, 0, key
+  // high, 0) under a fixed key; the first two words are the new key.
+  if (!i.shape.IsArray() || i.shape.element_type() != ElementType::kU64 ||
+      keys.shape().element_type() != ElementType::kU64 || keys.element_count() != i.shape.ElementCount()) {
+    return InvalidArgument("ScramblePhiloxKey maps u64 keys to u64 keys of the same shape");
+  }
+  Literal out(i.shape);
+  for (int64_t k = 0; k < keys.element_count(); ++k) {
+    const auto key = Halves(keys.GetUint(k));
+    const auto words = Philox4x32({key[0], 0, key[1], 0}, {0x3ec8f720u, 0x02461e29u});
+    out.SetUint(k, Join(words[0], words[1]));
+  }
+  return out;
+}
+
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b) {
   const ElementType t = i.shape.element_type();
   const std::string distribution = StringAttribute(i, "distribution");

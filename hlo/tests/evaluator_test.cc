@@ -229,6 +229,28 @@ TEST(Evaluator, BackendAndBuilderCustomCalls) {
             "{1, 2}");
 }
 
+TEST(Evaluator, IncompleteGammaAndBeta) {
+  auto m = ParseHloModule(Entry(
+      "  a = f64[3] constant({1, 0.5, 3})\n  b = f64[3] constant({1, 0.5, 4})\n  x = f64[3] constant({0.3, 0.5, 0.9})\n"
+      "  i = f64[3] custom-call(a, b, x), custom_call_target=\"xla_builder.math.RegularizedIncompleteBeta\"\n"
+      "  g = f64[3] custom-call(a, x), custom_call_target=\"xla_builder.math.IgammaGradA\"\n"
+      "  r = f64[3] custom-call(a, x), custom_call_target=\"xla_builder.math.RandomGammaGrad\"\n"
+      "  ROOT t = (f64[3], f64[3], f64[3]) tuple(i, g, r)"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto r = EvaluateModule(**m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Literal& beta = r->tuple_elements()[0];
+  EXPECT_NEAR(beta.GetDouble(0), 0.3, 1e-14);      // I_x(1, 1) = x
+  EXPECT_NEAR(beta.GetDouble(1), 0.5, 1e-14);      // symmetric
+  EXPECT_NEAR(beta.GetDouble(2), 0.99873, 1e-12);  // binomial tail: 1 - P(Bin(6, 0.9) <= 2)
+  // P(1, x) = 1 - e^-x, and P(a, x) falls as a grows; the sample gradient is
+  // -dP/da over the density x^(a-1) e^-x / Gamma(a).
+  const Literal& grad = r->tuple_elements()[1];
+  const Literal& sample = r->tuple_elements()[2];
+  for (int k = 0; k < 3; ++k) EXPECT_LT(grad.GetDouble(k), 0) << k;
+  EXPECT_NEAR(sample.GetDouble(0), -grad.GetDouble(0) / std::exp(-0.3), 1e-12);
+}
+
 TEST(Evaluator, SaysWhatItCannotRun) {
   EXPECT_EQ(EvalText(Entry("  a = f32[4] constant({1, 2, 3, 4})\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"foo\"")),
             "eval: %r in e: the evaluator does not run custom-call \"foo\"");
