@@ -202,6 +202,12 @@ StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<con
   }
   CallFn call = [](const Computation& c, const std::vector<const Literal*>& args) { return Evaluate(c, args); };
   std::unordered_map<const Instruction*, Literal> values;
+  // Each value is dropped after its last use, so a whole model's step holds
+  // only what is live, not every intermediate at once.
+  std::unordered_map<const Instruction*, int> uses_left;
+  for (const auto& owned : computation.instructions) {
+    for (const Instruction* o : owned->operands) ++uses_left[o];
+  }
   std::vector<const Literal*> operands;
   for (const auto& owned : computation.instructions) {
     const Instruction& i = *owned;
@@ -210,6 +216,9 @@ StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<con
     auto value = EvalInstruction(i, operands, arguments, call);
     if (!value.ok()) {
       return Status(value.status().code(), "%" + i.name + " in " + computation.name + ": " + value.status().message());
+    }
+    for (const Instruction* o : i.operands) {
+      if (--uses_left[o] == 0 && o != computation.root) values.erase(o);
     }
     values.emplace(&i, std::move(value).value());
   }
