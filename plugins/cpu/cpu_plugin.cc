@@ -229,6 +229,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
       // ANVIL_CPU_PROFILE=1 prints where an execution's time went, by op.
       static const bool profile = std::getenv("ANVIL_CPU_PROFILE") != nullptr;
       std::map<std::string, double> seconds;
+      std::vector<std::pair<double, const std::string*>> slowest;  // single steps
       for (const auto& step : plan.steps) {
         const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         try {
@@ -238,8 +239,9 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
           break;
         }
         if (profile) {
-          seconds[step.what.substr(0, step.what.find(' '))] +=
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          seconds[step.what.substr(0, step.what.find(' '))] += t;
+          slowest.emplace_back(t, &step.what);
         }
       }
       if (profile) {
@@ -249,6 +251,11 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
         std::fprintf(stderr, "anvil cpu profile (%d typed steps, %d reference steps):\n", plan.typed_steps,
                      plan.reference_steps);
         for (const auto& [t, op] : by_time) std::fprintf(stderr, "  %10.3f s  %s\n", t, op.c_str());
+        std::sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::fprintf(stderr, "slowest steps:\n");
+        for (size_t k = 0; k < slowest.size() && k < 12; ++k) {
+          std::fprintf(stderr, "  %10.3f s  %.160s\n", slowest[k].first, slowest[k].second->c_str());
+        }
       }
     }
     if (scratch && !context->cache.Keep(scratch, scratch_bytes)) std::free(scratch);
