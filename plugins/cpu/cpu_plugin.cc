@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
-#include <mutex>
 #include <cstdlib>
-#include <functional>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
@@ -83,6 +84,23 @@ struct Executable {
   // The module stays: kernels that fall back to the evaluator read it.
   std::unique_ptr<anvil::hlo::Module> module;
   std::unique_ptr<Plan> plan;
+  // The scratch block of the last execution, kept for the next one: a large
+  // plan's scratch (GiBs for a training step) would otherwise be faulted in
+  // page by page on every run. Concurrent executions take fresh blocks.
+  std::mutex scratch_mu;
+  void* idle_scratch = nullptr;
+  ~Executable() { std::free(idle_scratch); }
+  void* TakeScratch() {
+    std::lock_guard<std::mutex> lock(scratch_mu);
+    return std::exchange(idle_scratch, nullptr);
+  }
+  // Keeps `block` for the next execution; false if one is kept already.
+  bool KeepScratch(void* block) {
+    std::lock_guard<std::mutex> lock(scratch_mu);
+    if (idle_scratch) return false;
+    idle_scratch = block;
+    return true;
+  }
 };
 
 size_t Rounded(size_t bytes) { return std::max<size_t>(64, (bytes + 63) / 64 * 64); }
@@ -191,7 +209,7 @@ void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { dele
 anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
                             anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
-  const auto* exe = reinterpret_cast<Executable*>(executable);
+  auto* exe = reinterpret_cast<Executable*>(executable);
   const Plan& plan = *exe->plan;
   std::vector<anvil_plugin_memory*> owned;  // donated inputs: freed when done
   for (size_t k = 0; k < num_inputs; ++k) {
@@ -220,7 +238,8 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   Async(context, [=]() mutable {
     anvil_plugin_error* error = nullptr;
     const size_t scratch_bytes = Rounded(static_cast<size_t>(plan.scratch_bytes));
-    void* scratch = plan.scratch_bytes ? context->cache.Take(scratch_bytes) : nullptr;
+    void* scratch = plan.scratch_bytes ? exe->TakeScratch() : nullptr;
+    if (plan.scratch_bytes && !scratch) scratch = context->cache.Take(scratch_bytes);
     if (plan.scratch_bytes && !scratch) scratch = AlignedAlloc(scratch_bytes);
     if (plan.scratch_bytes && !scratch) {
       error = Error(kResourceExhausted, "cannot allocate " + std::to_string(plan.scratch_bytes) + " bytes of scratch");
@@ -258,7 +277,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
         }
       }
     }
-    if (scratch && !context->cache.Keep(scratch, scratch_bytes)) std::free(scratch);
+    if (scratch && !exe->KeepScratch(scratch) && !context->cache.Keep(scratch, scratch_bytes)) std::free(scratch);
     for (auto* m : owned) Free(context, m);
     done(user, error);
   });
@@ -267,7 +286,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
 
 anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
   // The plan is rebuilt from the canonical text, which is what is kept.
-  const auto* exe = reinterpret_cast<Executable*>(executable);
+  auto* exe = reinterpret_cast<Executable*>(executable);
   std::string text = anvil::hlo::Print(*exe->module);
   char* bytes = new char[text.size()];
   std::memcpy(bytes, text.data(), text.size());

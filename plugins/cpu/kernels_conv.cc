@@ -1,5 +1,6 @@
 // f32 convolution as im2col + oneDNN sgemm, per batch element and feature
-// group, for any dim_labels, strides, padding, dilations and reversal.
+// group, for any dim_labels, strides, padding, dilations and reversal (thin
+// groups and tiny outputs go to kernels_conv_direct.cc instead).
 // Index tables (which input element feeds which patch column) are built at
 // compile time; executing only gathers and multiplies.
 #include <oneapi/dnnl/dnnl.h>
@@ -25,6 +26,7 @@ std::vector<int64_t> RowMajor(const std::vector<int64_t>& dims) {
 
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   using hlo::ElementType;
+  if (Kernel direct = DirectConvolutionKernel(i, in, out)) return direct;
   if (i.shape.element_type() != ElementType::kF32 || i.operands.size() != 2 ||
       i.operands[0]->shape.element_type() != ElementType::kF32 ||
       i.operands[1]->shape.element_type() != ElementType::kF32) {

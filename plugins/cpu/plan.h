@@ -78,6 +78,9 @@ Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// 2-D f32 convolutions with at most a few output features per group,
+// computed directly (ConvolutionKernel tries it first).
+Kernel DirectConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // Batch norm produces a tuple: `out` holds its leaves' slots.
