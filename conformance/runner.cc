@@ -200,9 +200,17 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   auto reference = MakeReferenceBackend()->Run(*module, args);
   if (!reference.ok()) return fail(TestResult::Status::kFailed, "reference evaluator: " + reference.status().message());
   if (reference->size() != results->size()) return fail(TestResult::Status::kFailed, "result counts differ");
+  // Every result is compared, so a failure says how widespread it is.
+  std::string first;
+  size_t differing = 0;
   for (size_t k = 0; k < results->size(); ++k) {
     hlo::Status s = CompareResults((*results)[k], (*reference)[k]);
-    if (!s.ok()) return fail(TestResult::Status::kFailed, "result " + std::to_string(k) + ": " + s.message());
+    if (s.ok()) continue;
+    if (differing++ == 0) first = "result " + std::to_string(k) + ": " + s.message();
+  }
+  if (differing > 0) {
+    return fail(TestResult::Status::kFailed, first + " (" + std::to_string(differing) + " of " +
+                                                 std::to_string(results->size()) + " results differ)");
   }
   return r;
 }
