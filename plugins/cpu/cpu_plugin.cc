@@ -139,12 +139,17 @@ anvil_plugin_error* DeviceCount(anvil_plugin_context*, size_t* out) {
   return nullptr;
 }
 
+// Physical memory, or 0 if the system does not say.
+uint64_t HostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
 anvil_plugin_error* DeviceProperties(anvil_plugin_context*, size_t device, anvil_plugin_device_properties* out) {
   if (device != 0) return Error(kInvalidArgument, "the CPU plugin has one device");
   out->kind = "cpu";
   out->name = "host";
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  out->memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  out->memory_bytes = HostMemoryBytes();
   return nullptr;
 }
 
@@ -200,6 +205,16 @@ anvil_plugin_error* Compile(anvil_plugin_context*, size_t, const char* text, siz
   auto plan = anvil::cpu::BuildPlan(*exe->module);
   if (!plan.ok()) return FromStatus(plan.status());
   exe->plan = std::move(plan).value();
+  // A plan whose live buffers cannot fit in this host is refused now, before
+  // a caller uploads inputs for it, rather than at its first execution.
+  const uint64_t host = HostMemoryBytes();
+  if (host > 0 && static_cast<uint64_t>(exe->plan->scratch_bytes) > host) {
+    char message[160];
+    std::snprintf(message, sizeof message,
+                  "cannot allocate the %.1f GiB of scratch this program keeps live: the host has %.1f GiB",
+                  static_cast<double>(exe->plan->scratch_bytes) / (1 << 30), static_cast<double>(host) / (1 << 30));
+    return Error(kResourceExhausted, message);
+  }
   *out = reinterpret_cast<anvil_plugin_executable*>(exe.release());
   return nullptr;
 }
