@@ -112,9 +112,19 @@ StatusOr<Literal> Einsum(const Instruction& i, const std::vector<const Literal*>
   };
   for (size_t t = 0; t < terms.size(); ++t) ANVIL_RETURN_IF_ERROR(bind(terms[t], operands[t]->shape().dims()));
   ANVIL_RETURN_IF_ERROR(bind(result_term, i.shape.dims()));
-  auto position = [&](const std::string& term, const std::vector<int64_t>& dims, const std::vector<int64_t>& value) {
+  // Each term's dimensions as indices into `labels`, found once.
+  auto label_indices = [&](const std::string& term) {
+    std::vector<size_t> indices;
+    for (char label : term) indices.push_back(labels.find(label));
+    return indices;
+  };
+  std::vector<std::vector<size_t>> term_labels;
+  for (const std::string& term : terms) term_labels.push_back(label_indices(term));
+  const std::vector<size_t> result_labels = label_indices(result_term);
+  auto position = [&](const std::vector<size_t>& term, const std::vector<int64_t>& dims,
+                      const std::vector<int64_t>& value) {
     int64_t linear = 0;
-    for (size_t d = 0; d < term.size(); ++d) linear = linear * dims[d] + value[labels.find(term[d])];
+    for (size_t d = 0; d < term.size(); ++d) linear = linear * dims[d] + value[term[d]];
     return linear;
   };
   std::vector<double> sums(static_cast<size_t>(i.shape.ElementCount()), 0.0);
@@ -124,9 +134,9 @@ StatusOr<Literal> Einsum(const Instruction& i, const std::vector<const Literal*>
   for (int64_t step = 0; step < total; ++step) {
     double product = 1;
     for (size_t t = 0; t < terms.size(); ++t) {
-      product *= operands[t]->GetDouble(position(terms[t], operands[t]->shape().dims(), value));
+      product *= operands[t]->GetDouble(position(term_labels[t], operands[t]->shape().dims(), value));
     }
-    sums[static_cast<size_t>(position(result_term, i.shape.dims(), value))] += product;
+    sums[static_cast<size_t>(position(result_labels, i.shape.dims(), value))] += product;
     for (size_t d = labels.size(); d-- > 0;) {  // next assignment of label values
       if (++value[d] < extents[d]) break;
       value[d] = 0;

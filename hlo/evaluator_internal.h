@@ -20,6 +20,10 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 void Unflatten(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64_t>& index);
 int64_t Flatten(const std::vector<int64_t>& index, const std::vector<int64_t>& strides);
 
+// The dimensions of a dot operand of `rank` that are neither batch nor
+// contracting, in order.
+std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting);
+
 // Copies element `from` of `src` into element `to` of `dst` (same type).
 void CopyElement(const Literal& src, int64_t from, Literal& dst, int64_t to);
 

@@ -111,11 +111,7 @@ StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const 
     // Ragged non-contracting dimension: the new group dimension of lhs
     // contracts with rhs's group dimension.
     if (group.size() != 1) return InvalidArgument("ragged-dot with a ragged non-contracting dimension needs one rhs group dimension");
-    std::vector<int64_t> free;
-    for (int64_t d = 0; d < lhs.shape().rank(); ++d) {
-      if (!std::count(lb.begin(), lb.end(), d) && !std::count(lc.begin(), lc.end(), d)) free.push_back(d);
-    }
-    ANVIL_ASSIGN_OR_RETURN(Literal dense, Densify(lhs, r, group_sizes, 0, prefix_of(free)));
+    ANVIL_ASSIGN_OR_RETURN(Literal dense, Densify(lhs, r, group_sizes, 0, prefix_of(FreeDims(lhs.shape().rank(), lb, lc))));
     std::vector<int64_t> nlc = {0};
     for (int64_t d : Shifted(lc, 0)) nlc.push_back(d);
     std::vector<int64_t> nrc = {group[0]};

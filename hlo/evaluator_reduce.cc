@@ -284,15 +284,8 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
   ANVIL_ASSIGN_OR_RETURN(auto rc, IntListAttribute(i, "rhs_contracting_dims"));
   const auto& ld = lhs.shape().dims();
   const auto& rd = rhs.shape().dims();
-  auto free_dims = [](int rank, const std::vector<int64_t>& b, const std::vector<int64_t>& c) {
-    std::vector<int64_t> f;
-    for (int d = 0; d < rank; ++d) {
-      if (!std::count(b.begin(), b.end(), d) && !std::count(c.begin(), c.end(), d)) f.push_back(d);
-    }
-    return f;
-  };
-  const auto lf = free_dims(lhs.shape().rank(), lb, lc);
-  const auto rf = free_dims(rhs.shape().rank(), rb, rc);
+  const auto lf = FreeDims(lhs.shape().rank(), lb, lc);
+  const auto rf = FreeDims(rhs.shape().rank(), rb, rc);
   std::vector<int64_t> contract_dims;
   for (int64_t d : lc) contract_dims.push_back(ld[d]);
   const int64_t contract_count =

@@ -69,9 +69,6 @@ struct U128 {
   }
 };
 
-// Writes the low `bits` of `value` into element k (integers and floats alike).
-void Store(Literal& out, int64_t k, uint64_t value) { SetBits(out, k, value); }
-
 // THREE_FRY for elements of 32 bits or fewer: the shape is halved along one
 // dimension (the first even one, else the largest), each counter value gives
 // two words, and the two words fill neighbouring elements of that dimension.
@@ -103,7 +100,7 @@ uint64_t ThreeFryNarrow(uint64_t key, uint64_t counter, Literal& out) {
       linear_half = Flatten(index, half_strides);
     }
     const auto words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(linear_half)), key_words);
-    Store(out, k, words[which]);
+    SetBits(out, k, words[which]);
   }
   return counter + static_cast<uint64_t>(half_count);
 }
@@ -112,7 +109,7 @@ uint64_t ThreeFryWide(uint64_t key, uint64_t counter, Literal& out) {
   const auto key_words = Halves(key);
   for (int64_t k = 0; k < out.element_count(); ++k) {
     const auto words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(k)), key_words);
-    Store(out, k, Join(words[0], words[1]));
+    SetBits(out, k, Join(words[0], words[1]));
   }
   return counter + static_cast<uint64_t>(out.element_count());
 }
@@ -128,7 +125,7 @@ U128 Philox(uint64_t key, U128 counter, Literal& out, bool wide) {
     for (int64_t j = 0; j < per_block; ++j) {
       const int64_t k = b * per_block + j;
       if (k >= out.element_count()) break;
-      Store(out, k, wide ? Join(words[2 * j], words[2 * j + 1]) : words[j]);
+      SetBits(out, k, wide ? Join(words[2 * j], words[2 * j + 1]) : words[j]);
     }
   }
   return counter.Plus(static_cast<uint64_t>(blocks));

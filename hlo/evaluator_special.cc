@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
@@ -189,23 +190,20 @@ double BetaFraction(double a, double b, double x) {
   if (std::fabs(d) < kTiny) d = kTiny;
   d = 1 / d;
   double h = d;
+  // One term of the fraction: returns the factor it multiplies h by.
+  auto step = [&](double coefficient) {
+    d = 1 + coefficient * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + coefficient / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    return d * c;
+  };
   for (int m = 1; m < 10000; ++m) {
     const int m2 = 2 * m;
-    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    if (std::fabs(d * c - 1) < 1e-16) break;
+    step(m * (b - m) * x / ((a + m2 - 1) * (a + m2)));
+    if (std::fabs(step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))) - 1) < 1e-16) break;
   }
   return h;
 }
@@ -227,34 +225,33 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
   Literal out(Shape(i.shape.element_type(), i.shape.dims()));
   const Literal& a = *operands.at(0);
   const ElementType t = a.shape().element_type();
-  for (int64_t k = 0; k < out.element_count(); ++k) {
-    if (op == "lgamma" && IsFloat(t)) {
-      out.SetDouble(k, std::lgamma(a.GetDouble(k)));
-    } else if (op == "digamma" && IsFloat(t)) {
-      out.SetDouble(k, Digamma(a.GetDouble(k)));
-    } else if (op == "erf_inv" && IsFloat(t)) {
-      out.SetDouble(k, ErfInv(a.GetDouble(k)));
-    } else if (op == "erfc" && IsFloat(t)) {
-      out.SetDouble(k, std::erfc(a.GetDouble(k)));
-    } else if (op == "erf" && IsFloat(t)) {
-      out.SetDouble(k, std::erf(a.GetDouble(k)));
-    } else if (op == "zeta" && IsFloat(t)) {
-      out.SetDouble(k, HurwitzZeta(a.GetDouble(k), operands.at(1)->GetDouble(k)));
-    } else if (op == "polygamma" && IsFloat(t)) {
-      out.SetDouble(k, Polygamma(a.GetDouble(k), operands.at(1)->GetDouble(k)));
-    } else if (op == "igamma" && IsFloat(t)) {
-      out.SetDouble(k, RegularizedLowerGamma(a.GetDouble(k), operands.at(1)->GetDouble(k)));
-    } else if (op == "igamma_grad_a" && IsFloat(t)) {
-      out.SetDouble(k, IgammaGradA(a.GetDouble(k), operands.at(1)->GetDouble(k)));
-    } else if (op == "random_gamma_grad" && IsFloat(t)) {
-      out.SetDouble(k, RandomGammaGrad(a.GetDouble(k), operands.at(1)->GetDouble(k)));
-    } else if (op == "regularized_incomplete_beta" && IsFloat(t)) {
-      out.SetDouble(k, RegularizedIncompleteBeta(a.GetDouble(k), operands.at(1)->GetDouble(k),
-                                                 operands.at(2)->GetDouble(k)));
-    } else if (op == "bessel_i1e" && IsFloat(t)) {
-      out.SetDouble(k, BesselI1e(a.GetDouble(k)));
-    } else if (op == "next_after" && IsFloat(t)) {
-      double x = a.GetDouble(k), y = operands.at(1)->GetDouble(k);
+  // Real functions of up to three arguments, looked up once per op.
+  using RealFn = double (*)(double, double, double);
+  static const std::map<std::string, std::pair<RealFn, size_t>> kReal = {
+      {"lgamma", {[](double x, double, double) { return std::lgamma(x); }, 1}},
+      {"digamma", {[](double x, double, double) { return Digamma(x); }, 1}},
+      {"erf_inv", {[](double x, double, double) { return ErfInv(x); }, 1}},
+      {"erfc", {[](double x, double, double) { return std::erfc(x); }, 1}},
+      {"erf", {[](double x, double, double) { return std::erf(x); }, 1}},
+      {"bessel_i1e", {[](double x, double, double) { return BesselI1e(x); }, 1}},
+      {"zeta", {[](double x, double q, double) { return HurwitzZeta(x, q); }, 2}},
+      {"polygamma", {[](double n, double x, double) { return Polygamma(n, x); }, 2}},
+      {"igamma", {[](double a, double x, double) { return RegularizedLowerGamma(a, x); }, 2}},
+      {"igamma_grad_a", {[](double a, double x, double) { return IgammaGradA(a, x); }, 2}},
+      {"random_gamma_grad", {[](double a, double x, double) { return RandomGammaGrad(a, x); }, 2}},
+      {"regularized_incomplete_beta",
+       {[](double a, double b, double x) { return RegularizedIncompleteBeta(a, b, x); }, 3}}};
+  const auto real = kReal.find(op);
+  if (real != kReal.end() && IsFloat(t)) {
+    const auto [fn, arity] = real->second;
+    if (operands.size() < arity) return InvalidArgument("chlo." + op + " takes " + std::to_string(arity) + " operands");
+    auto arg = [&](size_t n, int64_t k) { return n < arity ? operands[n]->GetDouble(k) : 0.0; };
+    for (int64_t k = 0; k < out.element_count(); ++k) out.SetDouble(k, fn(arg(0, k), arg(1, k), arg(2, k)));
+    return out;
+  }
+  if (op == "next_after" && IsFloat(t) && operands.size() == 2) {
+    for (int64_t k = 0; k < out.element_count(); ++k) {
+      double x = a.GetDouble(k), y = operands[1]->GetDouble(k);
       if (std::isnan(x) || std::isnan(y)) {
         out.SetNan(k, false, std::nullopt);
       } else if (x == y) {
@@ -263,17 +260,20 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
         uint64_t bits = NextAfterBits(a, k, x, y);
         std::memcpy(out.mutable_data().data() + k * Info(t).byte_size, &bits, Info(t).byte_size);
       }
-    } else if (op == "mulhi" && IsInteger(t)) {
-      const int width = Info(t).bit_width;
-      __int128 product = IsSignedInt(t) ? static_cast<__int128>(a.GetInt(k)) * operands.at(1)->GetInt(k)
-                                        : static_cast<__int128>(static_cast<unsigned __int128>(BitsAt(a, k)) *
-                                                                BitsAt(*operands.at(1), k));
-      SetBits(out, k, static_cast<uint64_t>(product >> width));
-    } else {
-      return Unimplemented("the evaluator does not run chlo." + op + " on " + std::string(HloName(t)));
     }
+    return out;
   }
-  return out;
+  if (op == "mulhi" && IsInteger(t) && operands.size() == 2) {
+    const int width = Info(t).bit_width;
+    for (int64_t k = 0; k < out.element_count(); ++k) {
+      __int128 product = IsSignedInt(t) ? static_cast<__int128>(a.GetInt(k)) * operands[1]->GetInt(k)
+                                        : static_cast<__int128>(static_cast<unsigned __int128>(BitsAt(a, k)) *
+                                                                BitsAt(*operands[1], k));
+      SetBits(out, k, static_cast<uint64_t>(product >> width));
+    }
+    return out;
+  }
+  return Unimplemented("the evaluator does not run chlo." + op + " on " + std::string(HloName(t)));
 }
 
 }  // namespace anvil::hlo::eval

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 
 #include "hlo/evaluator_internal.h"
@@ -45,6 +46,16 @@ uint64_t BitsAt(const Literal& l, int64_t k) {
 }
 
 void SetReal(Literal& l, int64_t k, double v) { l.SetDouble(k, v); }
+
+std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!std::count(batch.begin(), batch.end(), d) && !std::count(contracting.begin(), contracting.end(), d)) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
 
 void SetBits(Literal& l, int64_t k, uint64_t v) {
   ElementType t = l.shape().element_type();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_formats.h"
@@ -16,53 +17,57 @@
 namespace anvil::cpu {
 namespace {
 
-std::vector<int64_t> RowMajor(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
+// The attributes of an f32 convolution the kernels take, or nullopt (another
+// element type, both kinds of groups, unreadable attributes).
+std::optional<ConvolutionAttributes> ReadF32Convolution(const hlo::Instruction& i) {
+  using hlo::ElementType;
+  if (i.shape.element_type() != ElementType::kF32 || i.operands.size() != 2 ||
+      i.operands[0]->shape.element_type() != ElementType::kF32 ||
+      i.operands[1]->shape.element_type() != ElementType::kF32) {
+    return std::nullopt;
+  }
+  const hlo::Attribute* labels = i.FindAttribute("dim_labels");
+  if (!labels) return std::nullopt;
+  auto dn = hlo::ParseDimLabels(labels->value);
+  auto groups = hlo::IntAttribute(i, "feature_group_count", 1);
+  auto batch_groups = hlo::IntAttribute(i, "batch_group_count", 1);
+  if (!dn.ok() || !groups.ok() || !batch_groups.ok() || (*groups != 1 && *batch_groups != 1)) return std::nullopt;
+  ConvolutionAttributes attributes{*dn, *groups, *batch_groups, {}};
+  attributes.window.resize(dn->input_spatial.size());
+  if (const hlo::Attribute* w = i.FindAttribute("window")) {
+    auto parsed = hlo::ParseWindow(w->value);
+    if (!parsed.ok() || parsed->size() != dn->input_spatial.size()) return std::nullopt;
+    attributes.window = *parsed;
+  }
+  return attributes;
 }
 
 }  // namespace
 
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
-  using hlo::ElementType;
-  if (Kernel direct = DirectConvolutionKernel(i, in, out)) return direct;
-  if (i.shape.element_type() != ElementType::kF32 || i.operands.size() != 2 ||
-      i.operands[0]->shape.element_type() != ElementType::kF32 ||
-      i.operands[1]->shape.element_type() != ElementType::kF32) {
-    return nullptr;
-  }
-  const hlo::Attribute* labels = i.FindAttribute("dim_labels");
-  if (!labels) return nullptr;
-  auto dn = hlo::ParseDimLabels(labels->value);
-  if (!dn.ok()) return nullptr;
-  auto groups = hlo::IntAttribute(i, "feature_group_count", 1);
-  auto batch_groups = hlo::IntAttribute(i, "batch_group_count", 1);
-  if (!groups.ok() || !batch_groups.ok() || (*groups != 1 && *batch_groups != 1)) return nullptr;
-  const size_t spatial = dn->input_spatial.size();
-  std::vector<hlo::WindowDim> window(spatial);
-  if (const hlo::Attribute* w = i.FindAttribute("window")) {
-    auto parsed = hlo::ParseWindow(w->value);
-    if (!parsed.ok() || parsed->size() != spatial) return nullptr;
-    window = *parsed;
-  }
+  const std::optional<ConvolutionAttributes> attributes = ReadF32Convolution(i);
+  if (!attributes || in.size() != 2) return nullptr;
+  if (Kernel direct = DirectConvolutionKernel(i, *attributes, in, out)) return direct;
+  const hlo::ConvDimensionNumbers& dn = attributes->dn;
+  const std::vector<hlo::WindowDim>& window = attributes->window;
+  const size_t spatial = dn.input_spatial.size();
   const auto& ld = i.operands[0]->shape.dims();
   const auto& rd = i.operands[1]->shape.dims();
   const auto& od = i.shape.dims();
-  const auto ls = RowMajor(ld), rs = RowMajor(rd), os = RowMajor(od);
+  const auto ls = RowMajorStrides(ld), rs = RowMajorStrides(rd), os = RowMajorStrides(od);
   // Output features come in g groups: feature groups (each reading its own
   // slice of input features) or batch groups (each reading its own slice of
   // the input batch); at most one kind is > 1.
-  const int64_t bgroups = *batch_groups;
-  const int64_t g = *groups * bgroups;
-  const int64_t batch = ld[dn->input_batch] / bgroups;  // output batch
-  const int64_t cin_g = rd[dn->kernel_input_feature];
-  const int64_t cout = rd[dn->kernel_output_feature], cout_g = cout / g;
-  const bool feature_grouped = *groups > 1;
+  const int64_t bgroups = attributes->batch_groups;
+  const int64_t g = attributes->feature_groups * bgroups;
+  const int64_t batch = ld[dn.input_batch] / bgroups;  // output batch
+  const int64_t cin_g = rd[dn.kernel_input_feature];
+  const int64_t cout = rd[dn.kernel_output_feature], cout_g = cout / g;
+  const bool feature_grouped = attributes->feature_groups > 1;
   std::vector<int64_t> out_spatial_dims, kernel_spatial_dims;
   for (size_t s = 0; s < spatial; ++s) {
-    out_spatial_dims.push_back(od[dn->output_spatial[s]]);
-    kernel_spatial_dims.push_back(rd[dn->kernel_spatial[s]]);
+    out_spatial_dims.push_back(od[dn.output_spatial[s]]);
+    kernel_spatial_dims.push_back(rd[dn.kernel_spatial[s]]);
   }
   const int64_t positions = std::accumulate(out_spatial_dims.begin(), out_spatial_dims.end(), int64_t{1}, std::multiplies<>());
   const int64_t taps = std::accumulate(kernel_spatial_dims.begin(), kernel_spatial_dims.end(), int64_t{1}, std::multiplies<>());
@@ -77,7 +82,7 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
     for (int s = static_cast<int>(spatial) - 1; s >= 0; --s) {
       p_index[s] = rest % out_spatial_dims[s];
       rest /= out_spatial_dims[s];
-      o_off += p_index[s] * os[dn->output_spatial[s]];
+      o_off += p_index[s] * os[dn.output_spatial[s]];
     }
     output_offset[p] = o_off;
     for (int64_t w = 0; w < taps; ++w) {
@@ -88,10 +93,10 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
         wrest /= kernel_spatial_dims[s];
         const hlo::WindowDim& wd = window[s];
         int64_t x = p_index[s] * wd.stride + w_index[s] * wd.window_dilation - wd.pad_low;
-        if (x < 0 || x % wd.base_dilation != 0 || x / wd.base_dilation >= ld[dn->input_spatial[s]]) {
+        if (x < 0 || x % wd.base_dilation != 0 || x / wd.base_dilation >= ld[dn.input_spatial[s]]) {
           inside = false;
         } else {
-          off += (x / wd.base_dilation) * ls[dn->input_spatial[s]];
+          off += (x / wd.base_dilation) * ls[dn.input_spatial[s]];
         }
       }
       input_offset[p * taps + w] = inside ? off : -1;
@@ -103,13 +108,13 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
       int64_t k = wrest % kernel_spatial_dims[s];
       wrest /= kernel_spatial_dims[s];
       if (window[s].reversal) k = kernel_spatial_dims[s] - 1 - k;
-      off += k * rs[dn->kernel_spatial[s]];
+      off += k * rs[dn.kernel_spatial[s]];
     }
     kernel_offset[w] = off;
   }
-  const int64_t in_batch_stride = ls[dn->input_batch], in_feature_stride = ls[dn->input_feature];
-  const int64_t k_in_stride = rs[dn->kernel_input_feature], k_out_stride = rs[dn->kernel_output_feature];
-  const int64_t out_batch_stride = os[dn->output_batch], out_feature_stride = os[dn->output_feature];
+  const int64_t in_batch_stride = ls[dn.input_batch], in_feature_stride = ls[dn.input_feature];
+  const int64_t k_in_stride = rs[dn.kernel_input_feature], k_out_stride = rs[dn.kernel_output_feature];
+  const int64_t out_batch_stride = os[dn.output_batch], out_feature_stride = os[dn.output_feature];
   const int64_t depth = taps * cin_g;  // the gemm's K
   const Slot lhs = in[0], rhs = in[1], result = out;
   return [=](const Frame& frame) {

@@ -9,7 +9,6 @@
 // that it holds no bounds checks when there is no base dilation.
 #include <algorithm>
 
-#include "hlo/attributes.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -17,13 +16,6 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-// Element strides of a row-major shape.
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
-}
 
 // One spatial dimension of the convolution, in element strides.
 struct Axis {
@@ -122,46 +114,31 @@ struct DirectConvolution {
 
 }  // namespace
 
-Kernel DirectConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
-  using hlo::ElementType;
-  if (i.shape.element_type() != ElementType::kF32 || i.operands.size() != 2 || in.size() != 2 ||
-      i.operands[0]->shape.element_type() != ElementType::kF32 ||
-      i.operands[1]->shape.element_type() != ElementType::kF32) {
-    return nullptr;
-  }
-  const hlo::Attribute* labels = i.FindAttribute("dim_labels");
-  if (!labels) return nullptr;
-  auto dn = hlo::ParseDimLabels(labels->value);
-  if (!dn.ok() || dn->input_spatial.size() != 2) return nullptr;
-  auto groups = hlo::IntAttribute(i, "feature_group_count", 1);
-  auto batch_groups = hlo::IntAttribute(i, "batch_group_count", 1);
-  if (!groups.ok() || !batch_groups.ok() || (*groups != 1 && *batch_groups != 1)) return nullptr;
-  std::vector<hlo::WindowDim> window(2);
-  if (const hlo::Attribute* w = i.FindAttribute("window")) {
-    auto parsed = hlo::ParseWindow(w->value);
-    if (!parsed.ok() || parsed->size() != 2) return nullptr;
-    window = *parsed;
-  }
+Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
+                               const std::vector<Slot>& in, const Slot& out) {
+  const hlo::ConvDimensionNumbers& dn = attributes.dn;
+  if (dn.input_spatial.size() != 2) return nullptr;
+  const std::vector<hlo::WindowDim>& window = attributes.window;
   const auto& ld = i.operands[0]->shape.dims();
   const auto& rd = i.operands[1]->shape.dims();
   const auto& od = i.shape.dims();
   const auto ls = RowMajorStrides(ld), rs = RowMajorStrides(rd), os = RowMajorStrides(od);
   DirectConvolution conv;
-  const int64_t g = *groups * *batch_groups;
-  conv.out_features = od[dn->output_feature];
+  const int64_t g = attributes.feature_groups * attributes.batch_groups;
+  conv.out_features = od[dn.output_feature];
   conv.out_per_group = conv.out_features / g;
-  conv.in_per_group = rd[dn->kernel_input_feature];
-  conv.batch = ld[dn->input_batch] / *batch_groups;
-  conv.feature_grouped = *groups > 1;
+  conv.in_per_group = rd[dn.kernel_input_feature];
+  conv.batch = ld[dn.input_batch] / attributes.batch_groups;
+  conv.feature_grouped = attributes.feature_groups > 1;
   Axis* axes[2] = {&conv.rows, &conv.cols};
   for (int s = 0; s < 2; ++s) {
     Axis& a = *axes[s];
-    a.out = od[dn->output_spatial[s]];
-    a.kernel = rd[dn->kernel_spatial[s]];
-    a.in = ld[dn->input_spatial[s]];
-    a.out_stride = os[dn->output_spatial[s]];
-    a.kernel_stride = rs[dn->kernel_spatial[s]];
-    a.in_stride = ls[dn->input_spatial[s]];
+    a.out = od[dn.output_spatial[s]];
+    a.kernel = rd[dn.kernel_spatial[s]];
+    a.in = ld[dn.input_spatial[s]];
+    a.out_stride = os[dn.output_spatial[s]];
+    a.kernel_stride = rs[dn.kernel_spatial[s]];
+    a.in_stride = ls[dn.input_spatial[s]];
     a.stride = window[s].stride;
     a.pad_low = window[s].pad_low;
     a.window_dilation = window[s].window_dilation;
@@ -172,12 +149,12 @@ Kernel DirectConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot
   // Worth it only where im2col + sgemm is poor: groups of at most a few
   // output features, whose gemms would be matrix-vector products.
   if (conv.out_per_group > 4) return nullptr;
-  conv.in_batch_stride = ls[dn->input_batch];
-  conv.in_feature_stride = ls[dn->input_feature];
-  conv.kernel_in_stride = rs[dn->kernel_input_feature];
-  conv.kernel_out_stride = rs[dn->kernel_output_feature];
-  conv.out_batch_stride = os[dn->output_batch];
-  conv.out_feature_stride = os[dn->output_feature];
+  conv.in_batch_stride = ls[dn.input_batch];
+  conv.in_feature_stride = ls[dn.input_feature];
+  conv.kernel_in_stride = rs[dn.kernel_input_feature];
+  conv.kernel_out_stride = rs[dn.kernel_output_feature];
+  conv.out_batch_stride = os[dn.output_batch];
+  conv.out_feature_stride = os[dn.output_feature];
   const bool along_output = conv.cols.out >= conv.cols.kernel;
   const Slot lhs = in[0], rhs = in[1], result = out;
   return [=](const Frame& frame) {

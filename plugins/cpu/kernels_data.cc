@@ -79,12 +79,6 @@ Kernel ForSize(int size, std::vector<std::pair<Slot, StridedCopy>> copies, Slot 
   }
 }
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
-}
-
 }  // namespace
 
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {

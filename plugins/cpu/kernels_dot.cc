@@ -27,8 +27,7 @@ struct Packing {
 };
 
 Packing MakePacking(const hlo::Shape& shape, const std::vector<int64_t>& order) {
-  std::vector<int64_t> source(shape.rank(), 1);
-  for (int d = shape.rank() - 2; d >= 0; --d) source[d] = source[d + 1] * shape.dim(d + 1);
+  const std::vector<int64_t> source = RowMajorStrides(shape.dims());
   Packing p;
   for (int64_t d : order) {
     p.dims.push_back(shape.dim(static_cast<int>(d)));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/attributes.h"
 #include "hlo/ir.h"
 #include "hlo/literal.h"
 #include "plugins/cpu/parallel.h"
@@ -71,6 +72,20 @@ struct Plan {
 // Compiles the canonical module's entry into a plan.
 hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module);
 
+// Element strides of a dense row-major array of `dims`.
+inline std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
+  return strides;
+}
+
+// A convolution's attributes, read once for the f32 kernels.
+struct ConvolutionAttributes {
+  hlo::ConvDimensionNumbers dn;
+  int64_t feature_groups = 1, batch_groups = 1;  // at most one is above 1
+  std::vector<hlo::WindowDim> window;            // one per spatial dimension
+};
+
 // Kernel builders (one file each). Each returns nullptr when it has no
 // typed kernel for this instruction and element type.
 Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
@@ -79,8 +94,10 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // 2-D f32 convolutions with at most a few output features per group,
-// computed directly (ConvolutionKernel tries it first).
-Kernel DirectConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// computed directly (ConvolutionKernel tries it first, with the attributes
+// it has read).
+Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
+                               const std::vector<Slot>& in, const Slot& out);
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // Batch norm produces a tuple: `out` holds its leaves' slots.

@@ -53,8 +53,9 @@ class ZeroCopyTest : public ::testing::Test {
     std::free(host_);
   }
 
-  anvil_buffer* FromHost(const float* data, int32_t semantics, anvil_event** host_done,
-                         size_t struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE) {
+  // The status of anvil_buffer_from_host for 16 floats at `data`.
+  anvil_status* TryFromHost(const float* data, int32_t semantics, anvil_buffer** buffer, anvil_event** host_done,
+                            size_t struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE) {
     const int64_t dims[] = {16};
     anvil_buffer_from_host_args args{};
     args.struct_size = struct_size;
@@ -64,8 +65,13 @@ class ZeroCopyTest : public ::testing::Test {
     args.dims = dims;
     args.num_dims = 1;
     args.host_buffer_semantics = semantics;
+    return anvil_buffer_from_host(client_, &args, buffer, host_done);
+  }
+
+  anvil_buffer* FromHost(const float* data, int32_t semantics, anvil_event** host_done,
+                         size_t struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE) {
     anvil_buffer* buffer = nullptr;
-    EXPECT_OK(anvil_buffer_from_host(client_, &args, &buffer, host_done));
+    EXPECT_OK(TryFromHost(data, semantics, &buffer, host_done, struct_size));
     return buffer;
   }
 
@@ -156,17 +162,8 @@ TEST_F(ZeroCopyTest, UnalignedMemoryAndOlderCallersAreCopied) {
 }
 
 TEST_F(ZeroCopyTest, UnknownSemanticsAreRefused) {
-  const int64_t dims[] = {16};
-  anvil_buffer_from_host_args args{};
-  args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
-  args.device = device_;
-  args.data = host_;
-  args.element_type = ANVIL_F32;
-  args.dims = dims;
-  args.num_dims = 1;
-  args.host_buffer_semantics = 7;
   anvil_buffer* buffer = nullptr;
-  anvil_status* status = anvil_buffer_from_host(client_, &args, &buffer, nullptr);
+  anvil_status* status = TryFromHost(host_, 7, &buffer, nullptr);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(anvil_status_get_code(status), ANVIL_INVALID_ARGUMENT);
   EXPECT_NE(std::string(anvil_status_get_message(status)).find("host_buffer_semantics 7"), std::string::npos);
