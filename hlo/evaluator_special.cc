@@ -243,7 +243,8 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
        {[](double a, double b, double x) { return RegularizedIncompleteBeta(a, b, x); }, 3}}};
   const auto real = kReal.find(op);
   if (real != kReal.end() && IsFloat(t)) {
-    const auto [fn, arity] = real->second;
+    const RealFn fn = real->second.first;
+    const size_t arity = real->second.second;
     if (operands.size() < arity) return InvalidArgument("chlo." + op + " takes " + std::to_string(arity) + " operands");
     auto arg = [&](size_t n, int64_t k) { return n < arity ? operands[n]->GetDouble(k) : 0.0; };
     for (int64_t k = 0; k < out.element_count(); ++k) out.SetDouble(k, fn(arg(0, k), arg(1, k), arg(2, k)));
