@@ -15,7 +15,7 @@ hlo::Literal DeterministicLiteral(const hlo::Shape& shape, uint64_t seed) {
     return z ^ (z >> 31);
   };
   const hlo::ElementType t = shape.element_type();
-  for (int64_t k = 0; k < l.element_count(); ++k) {
+  for (int64_t k = 0, k_end = l.element_count(); k < k_end; ++k) {
     uint64_t r = next();
     if (hlo::IsFloat(t)) {
       l.SetDouble(k, static_cast<double>(r >> 11) / 9007199254740992.0 * 2.0 - 1.0);

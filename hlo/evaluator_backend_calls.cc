@@ -70,7 +70,7 @@ StatusOr<Literal> CublasGemm(const Instruction& i, const std::vector<const Liter
   const double alpha = JsonNumber(config, "alpha_real", 1), beta = JsonNumber(config, "beta", 0);
   if (alpha == 1 && beta == 0) return product;
   if (beta != 0 && operands.size() < 3) return InvalidArgument("__cublas$gemm with beta != 0 needs a third operand");
-  for (int64_t k = 0; k < product.element_count(); ++k) {
+  for (int64_t k = 0, k_end = product.element_count(); k < k_end; ++k) {
     double v = alpha * product.GetDouble(k);
     if (beta != 0) v += beta * operands[2]->GetDouble(k);
     SetReal(product, k, v);

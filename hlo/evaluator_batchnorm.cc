@@ -25,13 +25,13 @@ Layout LayoutOf(const Shape& shape, int64_t feature_index) {
 
 std::vector<double> ToDoubles(const Literal& l) {
   std::vector<double> v(static_cast<size_t>(l.element_count()));
-  for (int64_t k = 0; k < l.element_count(); ++k) v[static_cast<size_t>(k)] = l.GetDouble(k);
+  for (int64_t k = 0, k_end = l.element_count(); k < k_end; ++k) v[static_cast<size_t>(k)] = l.GetDouble(k);
   return v;
 }
 
 Literal FromDoubles(const Shape& shape, const std::vector<double>& v) {
   Literal l(Shape(shape.element_type(), shape.dims()));
-  for (int64_t k = 0; k < l.element_count(); ++k) l.SetDouble(k, v[static_cast<size_t>(k)]);
+  for (int64_t k = 0, k_end = l.element_count(); k < k_end; ++k) l.SetDouble(k, v[static_cast<size_t>(k)]);
   return l;
 }
 

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <type_traits>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
@@ -275,14 +277,15 @@ int64_t TotalOrderKey(const Literal& l, int64_t k) {
 
 namespace {
 
-StatusOr<bool> Compare(const std::string& direction, int ordering) {
-  // ordering: -1 less, 0 equal, 1 greater, 2 unordered.
-  if (direction == "EQ") return ordering == 0;
-  if (direction == "NE") return ordering != 0;
-  if (direction == "LT") return ordering == -1;
-  if (direction == "LE") return ordering == -1 || ordering == 0;
-  if (direction == "GT") return ordering == 1;
-  if (direction == "GE") return ordering == 1 || ordering == 0;
+// Which orderings make `direction` true, as a mask over ordering + 1
+// (ordering: -1 less, 0 equal, 1 greater, 2 unordered); read once per op.
+StatusOr<unsigned> CompareMask(const std::string& direction) {
+  if (direction == "EQ") return 0b0010u;
+  if (direction == "NE") return 0b1101u;
+  if (direction == "LT") return 0b0001u;
+  if (direction == "LE") return 0b0011u;
+  if (direction == "GT") return 0b0100u;
+  if (direction == "GE") return 0b0110u;
   return InvalidArgument("bad compare direction '" + direction + "'");
 }
 
@@ -291,7 +294,9 @@ StatusOr<Literal> EvalCompare(const Instruction& i, const Literal& a, const Lite
   const std::string direction = StringAttribute(i, "direction");
   const std::string type = StringAttribute(i, "type");
   const ElementType t = a.shape().element_type();
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  ANVIL_ASSIGN_OR_RETURN(const unsigned mask, CompareMask(direction));
+  const int64_t n = out.element_count();
+  for (int64_t k = 0; k < n; ++k) {
     int ordering;
     if (IsComplex(t)) {
       C x = a.GetComplex(k), y = b.GetComplex(k);
@@ -312,10 +317,92 @@ StatusOr<Literal> EvalCompare(const Instruction& i, const Literal& a, const Lite
       uint64_t x = BitsAt(a, k), y = BitsAt(b, k);
       ordering = x < y ? -1 : (x > y ? 1 : 0);
     }
-    ANVIL_ASSIGN_OR_RETURN(bool r, Compare(direction, ordering));
-    out.SetUint(k, r);
+    out.SetUint(k, (mask >> (ordering + 1)) & 1u);
   }
   return out;
+}
+
+// The general loop below, for operands and result of one full-width real
+// type: the same scalar functions, with elements read and written in place
+// instead of through Literal's per-element type dispatch.
+template <typename T>
+T* ElementsOf(Literal& l) {
+  return reinterpret_cast<T*>(l.mutable_data().data());
+}
+template <typename T>
+const T* ElementsOf(const Literal& l) {
+  return reinterpret_cast<const T*>(l.data().data());
+}
+
+template <typename T>
+Status FloatLoop(const Instruction& i, const std::vector<const Literal*>& operands, Literal& out) {
+  const int64_t n = out.element_count();
+  const T* a = ElementsOf<T>(*operands[0]);
+  T* r = ElementsOf<T>(out);
+  if (operands.size() == 1) {
+    for (int64_t k = 0; k < n; ++k) {
+      StatusOr<double> v = UnaryReal(i, a[k]);
+      if (!v.ok()) return Unsupported(i, out.shape().element_type());
+      r[k] = static_cast<T>(*v);
+    }
+    return OkStatus();
+  }
+  const T* b = ElementsOf<T>(*operands[1]);
+  for (int64_t k = 0; k < n; ++k) {
+    StatusOr<double> v = BinaryReal(i, a[k], b[k]);
+    if (!v.ok()) return Unsupported(i, out.shape().element_type());
+    r[k] = static_cast<T>(*v);
+  }
+  return OkStatus();
+}
+
+// Integers as BitsAt reads them: sign- or zero-extended to 64 bits.
+template <typename T>
+Status IntLoop(const Instruction& i, const std::vector<const Literal*>& operands, Literal& out) {
+  const ElementType t = out.shape().element_type();
+  const int64_t n = out.element_count();
+  auto widen = [](T x) { return static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(x)); };
+  const T* a = ElementsOf<T>(*operands[0]);
+  T* r = ElementsOf<T>(out);
+  if (operands.size() == 1) {
+    for (int64_t k = 0; k < n; ++k) {
+      StatusOr<uint64_t> v = UnaryInt(i, widen(a[k]), t);
+      if (!v.ok()) return Unsupported(i, t);
+      r[k] = static_cast<T>(*v);
+    }
+    return OkStatus();
+  }
+  const T* b = ElementsOf<T>(*operands[1]);
+  for (int64_t k = 0; k < n; ++k) {
+    StatusOr<uint64_t> v = BinaryInt(i, widen(a[k]), widen(b[k]), t);
+    if (!v.ok()) return Unsupported(i, t);
+    r[k] = static_cast<T>(*v);
+  }
+  return OkStatus();
+}
+
+// Runs the typed loop when every operand has the result's type and size and
+// that type is f32, f64 or a full-width integer; nullopt otherwise.
+std::optional<Status> TypedElementwise(const Instruction& i, const std::vector<const Literal*>& operands,
+                                       Literal& out) {
+  const ElementType t = out.shape().element_type();
+  if (operands.empty() || operands.size() > 2) return std::nullopt;
+  for (const Literal* o : operands) {
+    if (o->shape().element_type() != t || o->element_count() != out.element_count()) return std::nullopt;
+  }
+  switch (t) {
+    case ElementType::kF32: return FloatLoop<float>(i, operands, out);
+    case ElementType::kF64: return FloatLoop<double>(i, operands, out);
+    case ElementType::kS8: return IntLoop<int8_t>(i, operands, out);
+    case ElementType::kS16: return IntLoop<int16_t>(i, operands, out);
+    case ElementType::kS32: return IntLoop<int32_t>(i, operands, out);
+    case ElementType::kS64: return IntLoop<int64_t>(i, operands, out);
+    case ElementType::kU8: return IntLoop<uint8_t>(i, operands, out);
+    case ElementType::kU16: return IntLoop<uint16_t>(i, operands, out);
+    case ElementType::kU32: return IntLoop<uint32_t>(i, operands, out);
+    case ElementType::kU64: return IntLoop<uint64_t>(i, operands, out);
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -381,6 +468,10 @@ StatusOr<Literal> EvalElementwise(const Instruction& i, const std::vector<const 
     }
     return out;
   }
+  if (std::optional<Status> typed = TypedElementwise(i, operands, out)) {
+    if (!typed->ok()) return *typed;
+    return out;
+  }
   const bool unary = operands.size() == 1;
   for (int64_t k = 0; k < n; ++k) {
     if (IsComplex(in)) {
@@ -406,7 +497,8 @@ StatusOr<Literal> EvalConvert(const Instruction& i, const Literal& a) {
   const ElementType from = a.shape().element_type();
   const ElementType to = i.shape.element_type();
   Literal out(Shape(to, i.shape.dims()));
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  const int64_t n = out.element_count();
+  for (int64_t k = 0; k < n; ++k) {
     if (IsComplex(from)) {
       C x = a.GetComplex(k);
       if (IsComplex(to)) {
@@ -482,7 +574,7 @@ StatusOr<Literal> EvalBitcastConvert(const Instruction& i, const Literal& a) {
   // side is narrower than a byte: stream the bits, lowest first.
   std::vector<bool> bits;
   bits.reserve(static_cast<size_t>(a.element_count() * from_bits));
-  for (int64_t k = 0; k < a.element_count(); ++k) {
+  for (int64_t k = 0, k_end = a.element_count(); k < k_end; ++k) {
     uint64_t v = 0;
     if (IsComplex(from)) return Unimplemented("bitcast-convert of complex values to another width");
     v = a.GetBits(k);
@@ -491,7 +583,7 @@ StatusOr<Literal> EvalBitcastConvert(const Instruction& i, const Literal& a) {
   if (static_cast<int64_t>(bits.size()) != out.element_count() * to_bits) {
     return InvalidArgument("bitcast-convert changes the number of bits");
   }
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     uint64_t v = 0;
     for (int b = 0; b < to_bits; ++b) v |= static_cast<uint64_t>(bits[static_cast<size_t>(k * to_bits + b)]) << b;
     if (IsFloat(to) || IsComplex(to)) {

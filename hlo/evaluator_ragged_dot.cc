@@ -40,7 +40,7 @@ StatusOr<Literal> Densify(const Literal& operand, int64_t ragged_dim, const Lite
   const auto operand_strides = Strides(od);
   const auto group_strides = Strides(gd);
   std::vector<int64_t> index, original, prefix_index(prefix + 1);
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     Unflatten(k, dims, index);
     const int64_t group = index[group_at];
     original = index;

@@ -50,7 +50,7 @@ StatusOr<Literal> EvalScatter(const Instruction& i, const std::vector<const Lite
     if (!Contains(inserted_window_dims, d) && !Contains(input_batching_dims, d)) window_input_dims.push_back(d);
   }
   std::vector<int64_t> update_index, scatter_index, result_index(static_cast<size_t>(rank)), at;
-  for (int64_t k = 0; k < updates0.element_count(); ++k) {
+  for (int64_t k = 0, k_end = updates0.element_count(); k < k_end; ++k) {
     Unflatten(k, up_dims, update_index);
     scatter_index.clear();
     for (int64_t d : update_scatter_dims) scatter_index.push_back(update_index[d]);
@@ -108,7 +108,7 @@ StatusOr<Literal> EvalSelectAndScatter(const Instruction& i, const std::vector<c
   const Computation& select = *i.called_computations.at(select_first ? 0 : 1);
   const Computation& scatter = *i.called_computations.at(select_first ? 1 : 0);
   Literal result(Shape(i.shape.element_type(), i.shape.dims()));
-  for (int64_t k = 0; k < result.element_count(); ++k) CopyElement(init, 0, result, k);
+  for (int64_t k = 0, k_end = result.element_count(); k < k_end; ++k) CopyElement(init, 0, result, k);
   const auto& dims = operand.shape().dims();
   const auto strides = Strides(dims);
   std::vector<int64_t> window_dims;
@@ -177,7 +177,7 @@ StatusOr<Literal> EvalScan(const Instruction& i, const std::vector<const Literal
     Literal part(Shape(full.shape().element_type(), dims));
     std::vector<int64_t> index;
     const auto strides = Strides(full.shape().dims());
-    for (int64_t k = 0; k < part.element_count(); ++k) {
+    for (int64_t k = 0, k_end = part.element_count(); k < k_end; ++k) {
       Unflatten(k, dims, index);
       index.insert(index.begin() + dim, t);
       CopyElement(full, Flatten(index, strides), part, k);
@@ -197,7 +197,7 @@ StatusOr<Literal> EvalScan(const Instruction& i, const std::vector<const Literal
       const Literal& piece = part(o);
       std::vector<int64_t> index;
       const auto strides = Strides(out[o].shape().dims());
-      for (int64_t k = 0; k < piece.element_count(); ++k) {
+      for (int64_t k = 0, k_end = piece.element_count(); k < k_end; ++k) {
         Unflatten(k, piece.shape().dims(), index);
         index.insert(index.begin() + dim, t);
         CopyElement(piece, k, out[o], Flatten(index, strides));

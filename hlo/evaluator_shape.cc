@@ -15,7 +15,7 @@ template <typename Source>
 void Gather(const Literal& in, Literal& out, Source source) {
   std::vector<int64_t> index;
   const auto& dims = out.shape().dims();
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     Unflatten(k, dims, index);
     int64_t from = source(index);
     if (from >= 0) CopyElement(in, from, out, k);
@@ -62,7 +62,7 @@ StatusOr<Literal> EvalGather(const Instruction& i, const Literal& operand, const
     if (!dropped) offset_operand_dims.push_back(d);
   }
   std::vector<int64_t> index, batch_index, full_start(od.size()), operand_index(od.size());
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     Unflatten(k, i.shape.dims(), index);
     // The batch position in the indices tensor (index_vector_dim left out).
     batch_index.clear();
@@ -158,7 +158,7 @@ StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Lite
       const auto out_strides = Strides(out.shape().dims());
       std::vector<int64_t> index;
       for (const Literal* in : operands) {
-        for (int64_t k = 0; k < in->element_count(); ++k) {
+        for (int64_t k = 0, k_end = in->element_count(); k < k_end; ++k) {
           Unflatten(k, in->shape().dims(), index);
           index[dim] += offset;
           CopyElement(*in, k, out, Flatten(index, out_strides));
@@ -172,10 +172,10 @@ StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Lite
       const Literal& value = *operands[1];
       const Attribute* a = i.FindAttribute("padding");
       ANVIL_ASSIGN_OR_RETURN(auto pads, ParsePadding(a ? a->value : ""));
-      for (int64_t k = 0; k < out.element_count(); ++k) CopyElement(value, 0, out, k);
+      for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) CopyElement(value, 0, out, k);
       const auto out_strides = Strides(out.shape().dims());
       std::vector<int64_t> index;
-      for (int64_t k = 0; k < in.element_count(); ++k) {
+      for (int64_t k = 0, k_end = in.element_count(); k < k_end; ++k) {
         Unflatten(k, in.shape().dims(), index);
         bool inside = true;
         for (size_t d = 0; d < index.size(); ++d) {
@@ -189,7 +189,7 @@ StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Lite
     case Opcode::kIota: {
       ANVIL_ASSIGN_OR_RETURN(int64_t dim, IntAttribute(i, "iota_dimension", std::nullopt));
       std::vector<int64_t> index;
-      for (int64_t k = 0; k < out.element_count(); ++k) {
+      for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
         Unflatten(k, out.shape().dims(), index);
         if (IsComplex(out.shape().element_type()) || IsFloat(out.shape().element_type())) {
           out.SetDouble(k, static_cast<double>(index[dim]));
@@ -221,7 +221,7 @@ StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Lite
       out.mutable_data() = in.data();
       const auto strides = Strides(od);
       std::vector<int64_t> index;
-      for (int64_t k = 0; k < update.element_count(); ++k) {
+      for (int64_t k = 0, k_end = update.element_count(); k < k_end; ++k) {
         Unflatten(k, update.shape().dims(), index);
         for (size_t d = 0; d < index.size(); ++d) index[d] += starts[d];
         CopyElement(update, k, out, Flatten(index, strides));

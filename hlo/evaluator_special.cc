@@ -247,11 +247,11 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
     const size_t arity = real->second.second;
     if (operands.size() < arity) return InvalidArgument("chlo." + op + " takes " + std::to_string(arity) + " operands");
     auto arg = [&](size_t n, int64_t k) { return n < arity ? operands[n]->GetDouble(k) : 0.0; };
-    for (int64_t k = 0; k < out.element_count(); ++k) out.SetDouble(k, fn(arg(0, k), arg(1, k), arg(2, k)));
+    for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) out.SetDouble(k, fn(arg(0, k), arg(1, k), arg(2, k)));
     return out;
   }
   if (op == "next_after" && IsFloat(t) && operands.size() == 2) {
-    for (int64_t k = 0; k < out.element_count(); ++k) {
+    for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
       double x = a.GetDouble(k), y = operands[1]->GetDouble(k);
       if (std::isnan(x) || std::isnan(y)) {
         out.SetNan(k, false, std::nullopt);
@@ -266,7 +266,7 @@ StatusOr<Literal> EvalChlo(const Instruction& i, const std::string& op, const st
   }
   if (op == "mulhi" && IsInteger(t) && operands.size() == 2) {
     const int width = Info(t).bit_width;
-    for (int64_t k = 0; k < out.element_count(); ++k) {
+    for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
       __int128 product = IsSignedInt(t) ? static_cast<__int128>(a.GetInt(k)) * operands[1]->GetInt(k)
                                         : static_cast<__int128>(static_cast<unsigned __int128>(BitsAt(a, k)) *
                                                                 BitsAt(*operands[1], k));

@@ -137,6 +137,15 @@ void Literal::SetInt(int64_t i, int64_t v) {
 
 void Literal::SetDouble(int64_t i, double v) {
   ElementType t = shape_.element_type();
+  if (t == ElementType::kF32) {
+    const float f = static_cast<float>(v);  // rounds to nearest even, as DoubleToBits does
+    std::memcpy(data_.data() + static_cast<size_t>(i) * 4, &f, 4);
+    return;
+  }
+  if (t == ElementType::kF64) {
+    std::memcpy(data_.data() + static_cast<size_t>(i) * 8, &v, 8);
+    return;
+  }
   if (IsComplex(t)) return SetComplex(i, v, 0);
   if (!IsFloat(t)) {
     if (IsUnsignedInt(t) || IsPred(t)) return SetUint(i, static_cast<uint64_t>(v));
@@ -180,12 +189,16 @@ void Literal::SetNan(int64_t i, bool negative, std::optional<uint64_t> payload) 
 }
 
 uint64_t Literal::GetBits(int64_t i) const {
-  ElementType t = shape_.element_type();
-  int n = ByteSize(t);
-  if (IsComplex(t)) n /= 2;
-  uint64_t bits = 0;
-  std::memcpy(&bits, &data_[static_cast<size_t>(i) * ByteSize(t)], n);
-  return bits;
+  const ElementTypeInfo& info = Info(shape_.element_type());
+  const uint8_t* at = data_.data() + static_cast<size_t>(i) * info.byte_size;
+  // Fixed-size reads: the evaluator calls this once per element.
+  switch (info.type_class == TypeClass::kComplex ? info.byte_size / 2 : info.byte_size) {
+    case 0: return 0;
+    case 1: return *at;
+    case 2: { uint16_t v; std::memcpy(&v, at, 2); return v; }
+    case 4: { uint32_t v; std::memcpy(&v, at, 4); return v; }
+    default: { uint64_t v; std::memcpy(&v, at, 8); return v; }
+  }
 }
 
 uint64_t Literal::GetUint(int64_t i) const { return GetBits(i); }
@@ -210,6 +223,16 @@ int64_t Literal::GetInt(int64_t i) const {
 
 double Literal::GetDouble(int64_t i) const {
   ElementType t = shape_.element_type();
+  if (t == ElementType::kF32) {
+    float v;
+    std::memcpy(&v, data_.data() + static_cast<size_t>(i) * 4, 4);
+    return v;
+  }
+  if (t == ElementType::kF64) {
+    double v;
+    std::memcpy(&v, data_.data() + static_cast<size_t>(i) * 8, 8);
+    return v;
+  }
   if (IsComplex(t)) return GetComplex(i).real();
   if (IsFloat(t)) return BitsToDouble(t, GetBits(i));
   if (IsUnsignedInt(t) || IsPred(t)) return static_cast<double>(GetBits(i));

@@ -1115,7 +1115,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       if (padding->opcode != Opcode::kConstant || !padding->literal || padding->literal->elided()) {
         return parser_.ErrorAt(op.pos, "dynamic_conv needs a constant padding operand");
       }
-      for (int64_t k = 0; k < padding->literal->element_count(); ++k) {
+      for (int64_t k = 0, k_end = padding->literal->element_count(); k < k_end; ++k) {
         dynamic_padding.push_back(padding->literal->GetInt(k));
       }
       operands.resize(2);
