@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/attributes.h"
 #include "hlo/ir.h"
 #include "hlo/literal.h"
 #include "hlo/status.h"
@@ -44,6 +45,11 @@ StatusOr<Literal> EvalScatter(const Instruction& i, const std::vector<const Lite
 StatusOr<Literal> EvalSelectAndScatter(const Instruction& i, const std::vector<const Literal*>& operands,
                                        const CallFn& call);
 StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, const Literal& rhs);
+// Convolution of float operands (EvalConvolution's dimension numbers and
+// window already read), as patches times filters.
+StatusOr<Literal> EvalRealConvolution(const Instruction& i, const Literal& lhs, const Literal& rhs,
+                                      const ConvDimensionNumbers& dn, const std::vector<WindowDim>& window,
+                                      int64_t feature_groups, int64_t batch_groups);
 StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, const Literal& b);
 // Cholesky of each [..., n, n] matrix; the other triangle is zero.
 StatusOr<Literal> EvalCholesky(const Instruction& i, const Literal& a);
@@ -58,6 +64,10 @@ StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state
 // rng: uniform in [a, b) or normal with mean a and deviation b, from
 // THREE_FRY bits keyed by the instruction's name (the same on every run).
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b);
+// An rng-get-and-update-state's 128-bit state.
+using RngState = unsigned __int128;
+// The state as u64[2] {low, high}; then the state advances by the op's delta.
+StatusOr<Literal> EvalRngGetAndUpdateState(const Instruction& i, RngState& state);
 // XLA builder's ScramblePhiloxKey, key by key.
 StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& keys);
 StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const Literal& rhs,

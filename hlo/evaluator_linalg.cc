@@ -62,20 +62,13 @@ StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, cons
   for (int64_t d : dn.kernel_spatial) kernel_spatial_dims.push_back(rd[d]);
   const int64_t window_count =
       std::accumulate(kernel_spatial_dims.begin(), kernel_spatial_dims.end(), int64_t{1}, std::multiplies<>());
-  const bool complex = IsComplex(lhs.shape().element_type());
-  const bool floating = IsFloat(lhs.shape().element_type());
-  // Real operands are read once into doubles: the loops below then index
-  // plain arrays.
-  std::vector<double> lv, rv;
-  if (floating) {
-    lv.resize(static_cast<size_t>(lhs.element_count()));
-    rv.resize(static_cast<size_t>(rhs.element_count()));
-    for (int64_t k = 0; k < lhs.element_count(); ++k) lv[static_cast<size_t>(k)] = lhs.GetDouble(k);
-    for (int64_t k = 0; k < rhs.element_count(); ++k) rv[static_cast<size_t>(k)] = rhs.GetDouble(k);
+  if (IsFloat(lhs.shape().element_type()) && IsFloat(rhs.shape().element_type())) {
+    return EvalRealConvolution(i, lhs, rhs, dn, window, feature_groups, batch_groups);
   }
-  const int64_t lf_stride = ls[dn.input_feature], rf_stride = rs[dn.kernel_input_feature];
+  // Complex and integer convolutions, one output element at a time.
+  const bool complex = IsComplex(lhs.shape().element_type());
   std::vector<int64_t> out_index, window_index, l_index(ld.size()), r_index(rd.size());
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     Unflatten(k, out.shape().dims(), out_index);
     const int64_t b = out_index[dn.output_batch];
     const int64_t f = out_index[dn.output_feature];
@@ -104,14 +97,8 @@ StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, cons
       l_index[dn.input_feature] = feature_group * kernel_in;
       r_index[dn.kernel_input_feature] = 0;
       const int64_t l0 = Flatten(l_index, ls), r0 = Flatten(r_index, rs);
-      if (floating) {
-        double acc = 0;
-        for (int64_t c = 0; c < kernel_in; ++c) acc += lv[l0 + c * lf_stride] * rv[r0 + c * rf_stride];
-        sum += acc;
-        continue;
-      }
       for (int64_t c = 0; c < kernel_in; ++c) {
-        const int64_t li = l0 + c * lf_stride, ri = r0 + c * rf_stride;
+        const int64_t li = l0 + c * ls[dn.input_feature], ri = r0 + c * rs[dn.kernel_input_feature];
         if (complex) {
           sum += lhs.GetComplex(li) * rhs.GetComplex(ri);
         } else {
@@ -269,7 +256,7 @@ StatusOr<Literal> EvalFft(const Instruction& i, const Literal& in) {
     }
   }
   Literal out(Shape(i.shape.element_type(), i.shape.dims()));
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     Unflatten(k, out.shape().dims(), index);
     C v = data[static_cast<size_t>(Flatten(index, strides))];
     if (IsComplex(out.shape().element_type())) {

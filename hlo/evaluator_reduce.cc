@@ -66,7 +66,7 @@ StatusOr<Literal> ReduceFloats(Opcode op, const Literal& in, const Literal& init
   std::vector<double> acc(static_cast<size_t>(out.element_count()), init.GetDouble(0));
   const auto out_strides = Strides(out_dims);
   std::vector<int64_t> index, out_index(kept.size());
-  for (int64_t k = 0; k < in.element_count(); ++k) {
+  for (int64_t k = 0, k_end = in.element_count(); k < k_end; ++k) {
     Unflatten(k, in.shape().dims(), index);
     for (size_t d = 0; d < kept.size(); ++d) out_index[d] = index[kept[d]];
     double& a = acc[static_cast<size_t>(Flatten(out_index, out_strides))];
@@ -82,7 +82,7 @@ StatusOr<Literal> ReduceFloats(Opcode op, const Literal& in, const Literal& init
         break;
     }
   }
-  for (int64_t k = 0; k < out.element_count(); ++k) out.SetDouble(k, acc[static_cast<size_t>(k)]);
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) out.SetDouble(k, acc[static_cast<size_t>(k)]);
   return out;
 }
 
@@ -260,17 +260,29 @@ void DenseDot(const Literal& lhs, const Literal& rhs, const DotLayout& layout, R
   const std::vector<T> a = Gather<T>(lhs, layout.lhs, layout, true, read_lhs);
   const std::vector<T> b = Gather<T>(rhs, layout.rhs, layout, false, read_rhs);
   const int64_t m_count = layout.rows, n_count = layout.cols, k_count = layout.depth;
-  std::vector<T> acc(static_cast<size_t>(n_count));
+  // Blocks of rows and columns whose sums stay in cache while the k loop
+  // streams one row of b past all of them; each sum still adds its terms in
+  // k order, so blocking changes no rounding.
+  constexpr int64_t kRows = 64, kCols = 256;
+  std::vector<T> acc(static_cast<size_t>(kRows * kCols));
   for (int64_t batch = 0; batch < layout.batch; ++batch) {
-    for (int64_t m = 0; m < m_count; ++m) {
-      std::fill(acc.begin(), acc.end(), T{0});
-      const T* a_row = a.data() + (batch * m_count + m) * k_count;
-      for (int64_t k = 0; k < k_count; ++k) {
-        const T scale = a_row[k];
-        const T* b_row = b.data() + (batch * k_count + k) * n_count;
-        for (int64_t n = 0; n < n_count; ++n) acc[n] += scale * b_row[n];
+    for (int64_t m0 = 0; m0 < m_count; m0 += kRows) {
+      const int64_t rows = std::min(kRows, m_count - m0);
+      for (int64_t n0 = 0; n0 < n_count; n0 += kCols) {
+        const int64_t cols = std::min(kCols, n_count - n0);
+        std::fill(acc.begin(), acc.end(), T{0});
+        for (int64_t k = 0; k < k_count; ++k) {
+          const T* b_row = b.data() + (batch * k_count + k) * n_count + n0;
+          for (int64_t r = 0; r < rows; ++r) {
+            const T scale = a[static_cast<size_t>((batch * m_count + m0 + r) * k_count + k)];
+            T* sums = acc.data() + r * kCols;
+            for (int64_t n = 0; n < cols; ++n) sums[n] += scale * b_row[n];
+          }
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t n = 0; n < cols; ++n) write((batch * m_count + m0 + r) * n_count + n0 + n, acc[r * kCols + n]);
+        }
       }
-      for (int64_t n = 0; n < n_count; ++n) write((batch * m_count + m) * n_count + n, acc[n]);
     }
   }
 }
@@ -314,7 +326,7 @@ StatusOr<Literal> EvalDot(const Instruction& i, const Literal& lhs, const Litera
   }
   const auto ls = Strides(ld), rs = Strides(rd);
   std::vector<int64_t> out_index, c_index, l_index(ld.size()), r_index(rd.size());
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     Unflatten(k, out.shape().dims(), out_index);
     size_t pos = 0;
     for (size_t b = 0; b < lb.size(); ++b, ++pos) {
@@ -414,7 +426,7 @@ StatusOr<Literal> EvalSort(const Instruction& i, const std::vector<const Literal
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call) {
   const Computation& body = *i.called_computations.at(0);
   Literal out(Shape(i.shape.element_type(), i.shape.dims()));
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     std::vector<Literal> scalars;
     for (const Literal* o : operands) scalars.push_back(ScalarOf(*o, k));
     std::vector<const Literal*> args;
