@@ -154,7 +154,7 @@ hlo::StatusOr<std::vector<Check>> LiftChecks(hlo::Module& module) {
         owned->attributes.clear();
         Literal yes(owned->shape);
         if (owned->shape.IsArray()) {
-          for (int64_t k = 0; k < yes.element_count(); ++k) yes.SetUint(k, 1);
+          for (int64_t k = 0, k_end = yes.element_count(); k < k_end; ++k) yes.SetUint(k, 1);
         }
         owned->literal = std::move(yes);
         kept.push_back(std::move(owned));
@@ -177,7 +177,7 @@ Status Compare(const Check& check, const Literal& actual, const Literal& expecte
   }
   const bool is_close = check.kind == "expect_close";
   const bool is_almost = check.kind == "expect_almost_eq" || check.kind == "expect_almost_eq_const";
-  for (int64_t k = 0; k < actual.element_count(); ++k) {
+  for (int64_t k = 0, k_end = actual.element_count(); k < k_end; ++k) {
     if (hlo::IsFloat(t) || hlo::IsComplex(t)) {
       const ElementType part = hlo::ComponentType(t);
       std::complex<double> a = actual.GetComplex(k), e = expected.GetComplex(k);
@@ -221,21 +221,23 @@ namespace {
 // Plugin against evaluator, floats: within 16 ULP, or within a tolerance
 // scaled by the largest expected magnitude, since a sum whose terms cancel
 // keeps the absolute error of its terms, not of its (small) result.
-Status CompareFloats(const Literal& actual, const Literal& expected) {
+Status CompareFloats(const Literal& actual, const Literal& expected, int64_t longest_sum) {
   const ElementType t = actual.shape().element_type();
   const ElementType part = hlo::ComponentType(t);
   const int mantissa = part == ElementType::kF64 ? 52 : part == ElementType::kF32 ? 23
                        : hlo::Info(part).float_format ? hlo::Info(part).float_format->mantissa_bits : 23;
   double scale = 0;
-  for (int64_t k = 0; k < expected.element_count(); ++k) {
+  for (int64_t k = 0, k_end = expected.element_count(); k < k_end; ++k) {
     std::complex<double> e = expected.GetComplex(k);
     if (std::isfinite(std::abs(e))) scale = std::max(scale, std::abs(e));
   }
-  const double tolerance = std::ldexp(std::max(scale, 1.0), -mantissa + 8);  // 256 ULP of the largest value
+  // 256 ULP of the largest value, or 8 sqrt(n) ULP for sums of n > 1024 terms.
+  const double ulps = std::max(256.0, 8.0 * std::sqrt(static_cast<double>(std::max<int64_t>(longest_sum, 1))));
+  const double tolerance = std::ldexp(std::max(scale, 1.0), -mantissa) * ulps;
   Check close;
   close.kind = "expect_close";
   close.max_ulp_difference = 16;
-  for (int64_t k = 0; k < actual.element_count(); ++k) {
+  for (int64_t k = 0, k_end = actual.element_count(); k < k_end; ++k) {
     std::complex<double> a = actual.GetComplex(k), e = expected.GetComplex(k);
     const bool same_special = (std::isnan(a.real()) && std::isnan(e.real())) || a == e;
     if (same_special || std::abs(a - e) <= tolerance) continue;
@@ -247,13 +249,13 @@ Status CompareFloats(const Literal& actual, const Literal& expected) {
 
 }  // namespace
 
-Status CompareResults(const Literal& actual, const Literal& expected) {
+Status CompareResults(const Literal& actual, const Literal& expected, int64_t longest_sum) {
   if (actual.shape().IsTuple()) {
     if (!expected.shape().IsTuple() || actual.tuple_elements().size() != expected.tuple_elements().size()) {
       return hlo::InvalidArgument("result tuples differ in size");
     }
     for (size_t i = 0; i < actual.tuple_elements().size(); ++i) {
-      Status s = CompareResults(actual.tuple_elements()[i], expected.tuple_elements()[i]);
+      Status s = CompareResults(actual.tuple_elements()[i], expected.tuple_elements()[i], longest_sum);
       if (!s.ok()) return hlo::InvalidArgument("result " + std::to_string(i) + ": " + s.message());
     }
     return hlo::OkStatus();
@@ -263,7 +265,7 @@ Status CompareResults(const Literal& actual, const Literal& expected) {
     return hlo::InvalidArgument("shapes differ: " + actual.shape().ToString(false) + " vs " +
                                 expected.shape().ToString(false));
   }
-  if (hlo::IsFloat(t) || hlo::IsComplex(t)) return CompareFloats(actual, expected);
+  if (hlo::IsFloat(t) || hlo::IsComplex(t)) return CompareFloats(actual, expected, longest_sum);
   Check exact;
   exact.kind = "expect_eq";
   return Compare(exact, actual, expected);

@@ -33,7 +33,11 @@ hlo::Status Compare(const Check& check, const hlo::Literal& actual, const hlo::L
 
 // Elementwise closeness used to compare a plugin's results with the
 // evaluator's on programs without checks: exact for integers, ULP-bounded
-// for floats (or an absolute floor for values near zero).
-hlo::Status CompareResults(const hlo::Literal& actual, const hlo::Literal& expected);
+// for floats (or an absolute floor for values near zero). `longest_sum` is
+// the most terms any one value of the program adds up (a dot's contracted
+// size, a reduction's count): the plugin and the evaluator sum in different
+// orders, and the rounding error of an n-term sum typically grows as
+// sqrt(n), so the absolute floor grows with its square root.
+hlo::Status CompareResults(const hlo::Literal& actual, const hlo::Literal& expected, int64_t longest_sum = 1);
 
 }  // namespace anvil::conformance

@@ -114,6 +114,33 @@ std::string OutOfScope(const hlo::Module& module) {
   return "";
 }
 
+// How many terms each element of `i` sums: a dot's contracted size, a
+// convolution's window times its input features, a reduction's reduced
+// count; 1 for everything else.
+double TermsPerElement(const hlo::Instruction& i) {
+  if (!i.shape.IsArray()) return 1;
+  double terms = 1;
+  if (i.opcode == hlo::Opcode::kDot && !i.operands.empty()) {
+    auto contracting = hlo::IntListAttribute(i, "lhs_contracting_dims");
+    if (contracting.ok()) {
+      for (int64_t d : *contracting) terms *= static_cast<double>(i.operands[0]->shape.dim(static_cast<int>(d)));
+    }
+  } else if (i.opcode == hlo::Opcode::kConvolution && i.operands.size() == 2) {
+    // Each output element reads the kernel's window for one output feature.
+    const hlo::Shape& kernel = i.operands[1]->shape;
+    auto labels = hlo::ParseDimLabels(hlo::StringAttribute(i, "dim_labels"));
+    if (labels.ok() && kernel.IsArray()) {
+      const int64_t outputs = kernel.dim(static_cast<int>(labels->kernel_output_feature));
+      if (outputs > 0) terms = static_cast<double>(kernel.ElementCount()) / static_cast<double>(outputs);
+    }
+  } else if (i.opcode == hlo::Opcode::kReduce && !i.operands.empty() && i.operands[0]->shape.IsArray()) {
+    const hlo::Shape& result = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
+    const int64_t results = result.IsArray() ? result.ElementCount() : 1;
+    if (results > 0) terms = static_cast<double>(i.operands[0]->shape.ElementCount()) / static_cast<double>(results);
+  }
+  return terms;
+}
+
 // About how many element computations (multiply-adds for dot and
 // convolution) the reference evaluator spends on `module`, counting each
 // loop body once.
@@ -121,27 +148,19 @@ double ReferenceWork(const hlo::Module& module) {
   double work = 0;
   for (const auto& c : module.computations) {
     for (const auto& i : c->instructions) {
-      if (!i->shape.IsArray()) continue;
-      const double elements = static_cast<double>(i->shape.ElementCount());
-      double per_element = 1;
-      if (i->opcode == hlo::Opcode::kDot && !i->operands.empty()) {
-        auto contracting = hlo::IntListAttribute(*i, "lhs_contracting_dims");
-        if (contracting.ok()) {
-          for (int64_t d : *contracting) per_element *= static_cast<double>(i->operands[0]->shape.dim(static_cast<int>(d)));
-        }
-      } else if (i->opcode == hlo::Opcode::kConvolution && i->operands.size() == 2) {
-        // Each output element reads the kernel's window for one output feature.
-        const hlo::Shape& kernel = i->operands[1]->shape;
-        auto labels = hlo::ParseDimLabels(hlo::StringAttribute(*i, "dim_labels"));
-        if (labels.ok() && kernel.IsArray()) {
-          const int64_t outputs = kernel.dim(static_cast<int>(labels->kernel_output_feature));
-          if (outputs > 0) per_element = static_cast<double>(kernel.ElementCount()) / static_cast<double>(outputs);
-        }
-      }
-      work += elements * per_element;
+      if (i->shape.IsArray()) work += static_cast<double>(i->shape.ElementCount()) * TermsPerElement(*i);
     }
   }
   return work;
+}
+
+// The most terms any one value of `module` sums (see TermsPerElement).
+int64_t LongestSum(const hlo::Module& module) {
+  double longest = 1;
+  for (const auto& c : module.computations) {
+    for (const auto& i : c->instructions) longest = std::max(longest, TermsPerElement(*i));
+  }
+  return static_cast<int64_t>(longest);
 }
 
 std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std::string& file) {
@@ -203,8 +222,9 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   // Every result is compared, so a failure says how widespread it is.
   std::string first;
   size_t differing = 0;
+  const int64_t longest_sum = LongestSum(*module);
   for (size_t k = 0; k < results->size(); ++k) {
-    hlo::Status s = CompareResults((*results)[k], (*reference)[k]);
+    hlo::Status s = CompareResults((*results)[k], (*reference)[k], longest_sum);
     if (s.ok()) continue;
     if (differing++ == 0) first = "result " + std::to_string(k) + ": " + s.message();
   }
