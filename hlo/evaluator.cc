@@ -12,6 +12,15 @@ namespace {
 
 using eval::CallFn;
 
+// What one evaluation keeps from op to op: the state of each
+// rng-get-and-update-state, which advances every time it runs.
+struct Context {
+  std::unordered_map<const Instruction*, eval::RngState> rng_states;
+};
+
+StatusOr<Literal> EvaluateIn(Context& context, const Computation& computation,
+                             const std::vector<const Literal*>& arguments);
+
 Literal TupleLiteral(std::vector<Literal> parts) {
   std::vector<Shape> shapes;
   for (const Literal& p : parts) shapes.push_back(p.shape());
@@ -67,10 +76,14 @@ StatusOr<Literal> EvalNamedCustomCall(const Instruction& i, const std::string& t
   return Unimplemented("the evaluator does not run custom-call \"" + target + "\"");
 }
 
-StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const Literal*>& operands,
+StatusOr<Literal> EvalInstruction(Context& context, const Instruction& i, const std::vector<const Literal*>& operands,
                                   const std::vector<const Literal*>& arguments, const CallFn& call) {
   const Opcode op = i.opcode;
   switch (op) {
+    case Opcode::kRngGetAndUpdateState: {
+      auto state = context.rng_states.try_emplace(&i, kRngStateInitialValue).first;
+      return eval::EvalRngGetAndUpdateState(i, state->second);
+    }
     case Opcode::kParameter:
       if (i.parameter_number >= static_cast<int64_t>(arguments.size())) {
         return InvalidArgument("no argument for parameter " + std::to_string(i.parameter_number));
@@ -193,14 +206,15 @@ StatusOr<Literal> EvalInstruction(const Instruction& i, const std::vector<const 
   return Unimplemented("the evaluator does not run " + std::string(i.OpcodeSpelling()));
 }
 
-}  // namespace
-
-StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<const Literal*>& arguments) {
+StatusOr<Literal> EvaluateIn(Context& context, const Computation& computation,
+                             const std::vector<const Literal*>& arguments) {
   if (arguments.size() != computation.parameters.size()) {
     return InvalidArgument(computation.name + " takes " + std::to_string(computation.parameters.size()) +
                            " arguments, got " + std::to_string(arguments.size()));
   }
-  CallFn call = [](const Computation& c, const std::vector<const Literal*>& args) { return Evaluate(c, args); };
+  CallFn call = [&context](const Computation& c, const std::vector<const Literal*>& args) {
+    return EvaluateIn(context, c, args);
+  };
   std::unordered_map<const Instruction*, Literal> values;
   // Each value is dropped after its last use, so a whole model's step holds
   // only what is live, not every intermediate at once.
@@ -213,7 +227,7 @@ StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<con
     const Instruction& i = *owned;
     operands.clear();
     for (const Instruction* o : i.operands) operands.push_back(&values.at(o));
-    auto value = EvalInstruction(i, operands, arguments, call);
+    auto value = EvalInstruction(context, i, operands, arguments, call);
     if (!value.ok()) {
       return Status(value.status().code(), "%" + i.name + " in " + computation.name + ": " + value.status().message());
     }
@@ -225,9 +239,19 @@ StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<con
   return std::move(values.at(computation.root));
 }
 
+}  // namespace
+
+StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<const Literal*>& arguments) {
+  Context context;
+  return EvaluateIn(context, computation, arguments);
+}
+
 StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, const std::vector<const Literal*>& operands) {
-  CallFn call = [](const Computation& c, const std::vector<const Literal*>& args) { return Evaluate(c, args); };
-  return EvalInstruction(instruction, operands, {}, call);
+  Context context;
+  CallFn call = [&context](const Computation& c, const std::vector<const Literal*>& args) {
+    return EvaluateIn(context, c, args);
+  };
+  return EvalInstruction(context, instruction, operands, {}, call);
 }
 
 StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<const Literal*>& arguments) {

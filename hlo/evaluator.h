@@ -3,6 +3,7 @@
 // with no concern for speed. Plugins are tested against it.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "hlo/ir.h"
@@ -10,6 +11,13 @@
 #include "hlo/status.h"
 
 namespace anvil::hlo {
+
+// The state an rng-get-and-update-state starts from, as XLA's CPU runtime
+// has it (a nonzero value, so a first PHILOX draw keyed by it is not the
+// all-zero key's). Each such op keeps its own 128-bit state: every run
+// returns the state as u64[2] {low, high} and then adds its `delta`. The
+// evaluator keeps states for one evaluation; a plugin for its executable.
+inline constexpr uint64_t kRngStateInitialValue = 0x7012395;
 
 // Evaluates `computation` with one literal per parameter. The result is the
 // root's value (a tuple literal for a tuple root). UNIMPLEMENTED names an op

@@ -91,7 +91,7 @@ uint64_t ThreeFryNarrow(uint64_t key, uint64_t counter, Literal& out) {
   const std::vector<int64_t> half_strides = Strides(half);
   std::vector<int64_t> index;
   const auto key_words = Halves(key);
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     int64_t linear_half = 0, which = 0;
     if (rank > 0) {
       Unflatten(k, dims, index);
@@ -107,7 +107,7 @@ uint64_t ThreeFryNarrow(uint64_t key, uint64_t counter, Literal& out) {
 
 uint64_t ThreeFryWide(uint64_t key, uint64_t counter, Literal& out) {
   const auto key_words = Halves(key);
-  for (int64_t k = 0; k < out.element_count(); ++k) {
+  for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     const auto words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(k)), key_words);
     SetBits(out, k, Join(words[0], words[1]));
   }
@@ -154,7 +154,7 @@ StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& key
     return InvalidArgument("ScramblePhiloxKey maps u64 keys to u64 keys of the same shape");
   }
   Literal out(i.shape);
-  for (int64_t k = 0; k < keys.element_count(); ++k) {
+  for (int64_t k = 0, k_end = keys.element_count(); k < k_end; ++k) {
     const auto key = Halves(keys.GetUint(k));
     const auto words = Philox4x32({key[0], 0, key[1], 0}, {0x3ec8f720u, 0x02461e29u});
     out.SetUint(k, Join(words[0], words[1]));
@@ -240,6 +240,18 @@ StatusOr<Literal> EvalRngBitGenerator(const Instruction& i, const Literal& state
     return InvalidArgument("unknown rng-bit-generator algorithm '" + algorithm + "'");
   }
   return result;
+}
+
+StatusOr<Literal> EvalRngGetAndUpdateState(const Instruction& i, RngState& state) {
+  ANVIL_ASSIGN_OR_RETURN(int64_t delta, IntAttribute(i, "delta", std::nullopt));
+  if (!i.shape.IsArray() || i.shape.element_type() != ElementType::kU64 || i.shape.ElementCount() != 2) {
+    return InvalidArgument("rng-get-and-update-state produces u64[2], not " + i.shape.ToString());
+  }
+  Literal out(i.shape);
+  out.SetUint(0, static_cast<uint64_t>(state));
+  out.SetUint(1, static_cast<uint64_t>(state >> 64));
+  state += static_cast<RngState>(static_cast<uint64_t>(delta));
+  return out;
 }
 
 }  // namespace anvil::hlo::eval

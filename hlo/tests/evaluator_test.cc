@@ -141,6 +141,24 @@ TEST(Evaluator, RngBitGeneratorsMatchTheRandom123KnownAnswers) {
                            "  b = u8[5] get-tuple-element(t), index=1\n  ROOT r = (u64[2], u8[5]) tuple(n, b)")));
 }
 
+TEST(Evaluator, RngStateAdvancesEachTimeItsOpRuns) {
+  // Each op has its own state from 0x7012395 (117515157); one inside a loop
+  // body advances on every trip.
+  EXPECT_EQ(EvalText("HloModule m\n"
+                     "body {\n  p = (s32[], u64[2]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+                     "  one = s32[] constant(1)\n  n = s32[] add(i, one)\n"
+                     "  s = u64[2] rng-get-and-update-state(), delta=10\n  ROOT t = (s32[], u64[2]) tuple(n, s)\n}\n"
+                     "cond {\n  p = (s32[], u64[2]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+                     "  three = s32[] constant(3)\n  ROOT lt = pred[] compare(i, three), direction=LT\n}\n"
+                     "ENTRY e {\n  zero = s32[] constant(0)\n  z = u64[2] constant({0, 0})\n"
+                     "  init = (s32[], u64[2]) tuple(zero, z)\n"
+                     "  w = (s32[], u64[2]) while(init), condition=cond, body=body\n"
+                     "  last = u64[2] get-tuple-element(w), index=1\n"
+                     "  first = u64[2] rng-get-and-update-state(), delta=7\n"
+                     "  ROOT r = (u64[2], u64[2]) tuple(last, first)\n}\n"),
+            "({117515177, 0}, {117515157, 0})");
+}
+
 TEST(Evaluator, RngDrawsFromItsDistribution) {
   auto m = ParseHloModule(Entry(
       "  a = f32[] constant(2)\n  b = f32[] constant(3)\n  u = f32[4096] rng(a, b), distribution=rng_uniform\n"

@@ -100,6 +100,8 @@ Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
                                const std::vector<Slot>& in, const Slot& out);
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// rng-get-and-update-state, with its state kept by the kernel across executions.
+Kernel RngStateKernel(const hlo::Instruction& i, const Slot& out);
 // Batch norm produces a tuple: `out` holds its leaves' slots.
 Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 
