@@ -356,6 +356,40 @@ Status FloatLoop(const Instruction& i, const std::vector<const Literal*>& operan
   return OkStatus();
 }
 
+// The integer ops programs are mostly made of, as one loop each over
+// full-width elements; false for the rest, which BinaryInt computes. Same
+// answers as BinaryInt: wrap-around, shifts past the width give 0 (or the
+// sign), the shift amount read as unsigned.
+template <typename T>
+bool CommonIntBinary(Opcode op, const T* a, const T* b, T* r, int64_t n) {
+  using U = std::make_unsigned_t<T>;
+  constexpr uint64_t kWidth = sizeof(T) * 8;
+  auto each = [&](auto f) {
+    for (int64_t k = 0; k < n; ++k) r[k] = static_cast<T>(f(a[k], b[k]));
+    return true;
+  };
+  auto u = [](T x) { return static_cast<uint64_t>(static_cast<U>(x)); };
+  switch (op) {
+    case Opcode::kAdd: return each([&](T x, T y) { return u(x) + u(y); });
+    case Opcode::kSubtract: return each([&](T x, T y) { return u(x) - u(y); });
+    case Opcode::kMultiply: return each([&](T x, T y) { return u(x) * u(y); });
+    case Opcode::kAnd: return each([&](T x, T y) { return u(x) & u(y); });
+    case Opcode::kOr: return each([&](T x, T y) { return u(x) | u(y); });
+    case Opcode::kXor: return each([&](T x, T y) { return u(x) ^ u(y); });
+    case Opcode::kMaximum: return each([](T x, T y) { return x < y ? y : x; });
+    case Opcode::kMinimum: return each([](T x, T y) { return y < x ? y : x; });
+    case Opcode::kShiftLeft: return each([&](T x, T y) { return u(y) >= kWidth ? 0 : u(x) << u(y); });
+    case Opcode::kShiftRightLogical: return each([&](T x, T y) { return u(y) >= kWidth ? 0 : u(x) >> u(y); });
+    case Opcode::kShiftRightArithmetic:
+      return each([&](T x, T y) {
+        using S = std::make_signed_t<T>;
+        const auto sx = static_cast<S>(x);
+        return static_cast<T>(u(y) >= kWidth ? (sx < 0 ? S(-1) : S(0)) : static_cast<S>(sx >> u(y)));
+      });
+    default: return false;
+  }
+}
+
 // Integers as BitsAt reads them: sign- or zero-extended to 64 bits.
 template <typename T>
 Status IntLoop(const Instruction& i, const std::vector<const Literal*>& operands, Literal& out) {
@@ -373,6 +407,7 @@ Status IntLoop(const Instruction& i, const std::vector<const Literal*>& operands
     return OkStatus();
   }
   const T* b = ElementsOf<T>(*operands[1]);
+  if (CommonIntBinary<T>(i.opcode, a, b, r, n)) return OkStatus();
   for (int64_t k = 0; k < n; ++k) {
     StatusOr<uint64_t> v = BinaryInt(i, widen(a[k]), widen(b[k]), t);
     if (!v.ok()) return Unsupported(i, t);
@@ -416,8 +451,9 @@ StatusOr<Literal> EvalElementwise(const Instruction& i, const std::vector<const 
   const ElementType result = i.shape.element_type();
   if (i.opcode == Opcode::kSelect) {
     const Literal& p = *operands[0];
+    const bool scalar_predicate = p.element_count() == 1;
     for (int64_t k = 0; k < n; ++k) {
-      const Literal& pick = p.GetUint(p.element_count() == 1 ? 0 : k) ? *operands[1] : *operands[2];
+      const Literal& pick = p.GetUint(scalar_predicate ? 0 : k) ? *operands[1] : *operands[2];
       CopyElement(pick, k, out, k);
     }
     return out;
@@ -426,8 +462,9 @@ StatusOr<Literal> EvalElementwise(const Instruction& i, const std::vector<const 
     const Literal& lo = *operands[0];
     const Literal& x = *operands[1];
     const Literal& hi = *operands[2];
+    const bool scalar_lo = lo.element_count() == 1, scalar_hi = hi.element_count() == 1;
     for (int64_t k = 0; k < n; ++k) {
-      int64_t kl = lo.element_count() == 1 ? 0 : k, kh = hi.element_count() == 1 ? 0 : k;
+      const int64_t kl = scalar_lo ? 0 : k, kh = scalar_hi ? 0 : k;
       if (IsFloat(result)) {
         double v = x.GetDouble(k), l = lo.GetDouble(kl), h = hi.GetDouble(kh);
         double r = std::isnan(v) || std::isnan(l) || std::isnan(h) ? std::nan("") : std::min(std::max(v, l), h);

@@ -2,6 +2,7 @@
 // broadcast, reshape, transpose, slice, concatenate, pad, reverse, iota,
 // dynamic slices, gather.
 #include <algorithm>
+#include <cstring>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
@@ -13,12 +14,28 @@ namespace {
 // of the operand element to copy (or -1 to leave the element as is).
 template <typename Source>
 void Gather(const Literal& in, Literal& out, Source source) {
-  std::vector<int64_t> index;
   const auto& dims = out.shape().dims();
+  const auto size = static_cast<size_t>(Info(out.shape().element_type()).byte_size);
+  const uint8_t* from_data = in.data().data();
+  uint8_t* to_data = out.mutable_data().data();
+  std::vector<int64_t> index(dims.size(), 0);
   for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
-    Unflatten(k, dims, index);
-    int64_t from = source(index);
-    if (from >= 0) CopyElement(in, from, out, k);
+    const int64_t from = source(index);
+    if (from >= 0) {
+      const uint8_t* src = from_data + static_cast<size_t>(from) * size;
+      uint8_t* dst = to_data + static_cast<size_t>(k) * size;
+      switch (size) {  // fixed sizes: one move each instead of a memcpy call
+        case 1: *dst = *src; break;
+        case 2: std::memcpy(dst, src, 2); break;
+        case 4: std::memcpy(dst, src, 4); break;
+        case 8: std::memcpy(dst, src, 8); break;
+        default: std::memcpy(dst, src, size);
+      }
+    }
+    for (size_t d = dims.size(); d-- > 0;) {  // next row-major index
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
   }
 }
 
@@ -98,6 +115,11 @@ StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Lite
   switch (i.opcode) {
     case Opcode::kBroadcast: {
       const Literal& in = *operands[0];
+      if (in.element_count() == 1 && out.element_count() > 0) {  // a scalar everywhere
+        CopyElement(in, 0, out, 0);
+        out.BroadcastFirstElement();
+        return out;
+      }
       ANVIL_ASSIGN_OR_RETURN(auto dims, IntListAttribute(i, "dimensions"));
       const auto strides = Strides(in.shape().dims());
       Gather(in, out, [&](const std::vector<int64_t>& index) {
@@ -139,6 +161,11 @@ StatusOr<Literal> EvalShapeOp(const Instruction& i, const std::vector<const Lite
     }
     case Opcode::kReverse: {
       const Literal& in = *operands[0];
+      if (in.element_count() == 1 && out.element_count() > 0) {  // a scalar everywhere
+        CopyElement(in, 0, out, 0);
+        out.BroadcastFirstElement();
+        return out;
+      }
       ANVIL_ASSIGN_OR_RETURN(auto dims, IntListAttribute(i, "dimensions"));
       const auto strides = Strides(in.shape().dims());
       Gather(in, out, [&](const std::vector<int64_t>& index) {
