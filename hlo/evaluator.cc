@@ -45,7 +45,11 @@ StatusOr<Literal> EvalNamedCustomCall(const Instruction& i, const std::string& t
   }
   static const std::set<std::string> kPassThrough = {"MoveToHost", "MoveToDevice", "annotate_device_placement",
                                                      "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
-  if (kPassThrough.count(target) && operands.size() == 1 && operands[0]->shape().Compatible(i.shape)) {
+  if (kPassThrough.count(target)) {
+    if (operands.size() != 1 || !operands[0]->shape().Compatible(i.shape)) {
+      return InvalidArgument("custom-call \"" + target + "\" passes one value through unchanged; this one has " +
+                             std::to_string(operands.size()) + " operands and declares " + i.shape.ToString(false));
+    }
     return *operands[0];
   }
   static const std::map<std::string, Opcode> kMath = {

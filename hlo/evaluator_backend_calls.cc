@@ -192,6 +192,31 @@ StatusOr<Literal> TridiagonalSolve(const Instruction& i, const std::vector<const
   return out;
 }
 
+// XLA builder's GetMatrixDiagonalViaGather: the main diagonal of each
+// [..., M, N] matrix, [..., min(M, N)].
+StatusOr<Literal> MatrixDiagonal(const Instruction& i, const std::vector<const Literal*>& operands) {
+  if (operands.size() != 1 || operands[0]->shape().rank() < 2) {
+    return InvalidArgument("GetMatrixDiagonalViaGather takes one operand of rank 2 or more");
+  }
+  const Literal& x = *operands[0];
+  std::vector<int64_t> dims = x.shape().dims();
+  const int64_t cols = dims.back();
+  dims.pop_back();
+  const int64_t rows = dims.back();
+  dims.back() = std::min(rows, cols);
+  const Shape diagonal(x.shape().element_type(), dims);
+  if (!i.shape.Compatible(diagonal)) {
+    return InvalidArgument("declared " + i.shape.ToString(false) + ", but the diagonal of " +
+                           x.shape().ToString(false) + " is " + diagonal.ToString(false));
+  }
+  Literal out(diagonal);
+  const int64_t length = dims.back(), batch = out.element_count() / std::max<int64_t>(1, length);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t j = 0; j < length; ++j) CopyElement(x, (b * rows + j) * cols + j, out, b * length + j);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
@@ -199,6 +224,7 @@ std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, con
   if (target == "__cublas$gemm") return CublasGemm(i, operands);
   if (target == "xla_builder.matrix.Einsum") return Einsum(i, operands);
   if (target == "xla_builder.tridiagonal.TridiagonalSolver") return TridiagonalSolve(i, operands);
+  if (target == "xla_builder.matrix.GetMatrixDiagonalViaGather") return MatrixDiagonal(i, operands);
   if (target == "SliceToDynamic" && !operands.empty() && i.shape.IsArray()) {
     Literal out(i.shape);
     if (out.data().size() != operands[0]->data().size()) {

@@ -159,6 +159,17 @@ TEST(Evaluator, RngStateAdvancesEachTimeItsOpRuns) {
             "({117515177, 0}, {117515157, 0})");
 }
 
+TEST(Evaluator, BuilderMatrixDiagonalChecksItsDeclaredShape) {
+  EXPECT_EQ(EvalText(Entry("  x = f32[2,2,3] constant({{{1, 2, 3}, {4, 5, 6}}, {{7, 8, 9}, {10, 11, 12}}})\n"
+                           "  ROOT d = f32[2,2] custom-call(x), "
+                           "custom_call_target=\"xla_builder.matrix.GetMatrixDiagonalViaGather\"")),
+            "{{1, 5}, {7, 11}}");
+  EXPECT_EQ(EvalText(Entry("  x = f32[2,2] constant({{1, 2}, {3, 4}})\n"
+                           "  ROOT d = f32[2,2] custom-call(x), "
+                           "custom_call_target=\"xla_builder.matrix.GetMatrixDiagonalViaGather\"")),
+            "eval: %d in e: declared f32[2,2], but the diagonal of f32[2,2] is f32[2]");
+}
+
 TEST(Evaluator, RngDrawsFromItsDistribution) {
   auto m = ParseHloModule(Entry(
       "  a = f32[] constant(2)\n  b = f32[] constant(3)\n  u = f32[4096] rng(a, b), distribution=rng_uniform\n"
