@@ -88,10 +88,40 @@ bool UsesParallelInterpreter(const hlo::Module& module) {
   return false;
 }
 
+int64_t ShapeBytes(const hlo::Shape& shape) {
+  if (shape.IsArray()) return shape.ElementCount() * hlo::Info(shape.element_type()).byte_size;
+  int64_t bytes = 0;
+  if (shape.IsTuple()) {
+    for (const hlo::Shape& e : shape.tuple_elements()) bytes += ShapeBytes(e);
+  }
+  return bytes;
+}
+
+std::string GiB(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(int64_t{1} << 30));
+  return text;
+}
+
+// Ops whose result may be (part of) an operand's memory rather than new memory.
+bool MayAlias(hlo::Opcode op) {
+  switch (op) {
+    case hlo::Opcode::kParameter: case hlo::Opcode::kGetTupleElement: case hlo::Opcode::kTuple:
+    case hlo::Opcode::kBitcast: case hlo::Opcode::kReshape: case hlo::Opcode::kOptimizationBarrier:
+    case hlo::Opcode::kWhile: case hlo::Opcode::kConditional: case hlo::Opcode::kCall:
+      return true;
+    default: return false;
+  }
+}
+
 // Why an .hlo program is out of scope for one device with 8 GiB, or "".
+// Memory is judged by a lower bound that holds for any schedule: the
+// caller's arguments stay live for the whole execution, and each new value
+// of the entry is live beside them when it is made.
 std::string OutOfScope(const hlo::Module& module) {
   constexpr int64_t kMaxBytes = int64_t{8} << 30;
   int64_t parameter_bytes = 0;
+  for (const hlo::Instruction* p : module.entry->parameters) parameter_bytes += ShapeBytes(p->shape);
   for (const auto& c : module.computations) {
     for (const auto& i : c->instructions) {
       switch (i->opcode) {
@@ -106,11 +136,19 @@ std::string OutOfScope(const hlo::Module& module) {
       if (i->shape.IsArray()) {
         const int64_t bytes = i->shape.ElementCount() * hlo::Info(i->shape.element_type()).byte_size;
         if (bytes > kMaxBytes) return "does not fit in 8 GiB (%" + i->name + " is " + i->shape.ToString(false) + ")";
-        if (i->opcode == hlo::Opcode::kParameter && c.get() == module.entry) parameter_bytes += bytes;
       }
     }
   }
-  if (parameter_bytes > kMaxBytes) return "does not fit in 8 GiB (parameters)";
+  if (parameter_bytes > kMaxBytes) return "does not fit in 8 GiB (parameters: " + GiB(parameter_bytes) + ")";
+  const hlo::Instruction* largest = nullptr;
+  for (const auto& i : module.entry->instructions) {
+    if (MayAlias(i->opcode)) continue;
+    if (!largest || ShapeBytes(i->shape) > ShapeBytes(largest->shape)) largest = i.get();
+  }
+  if (largest && parameter_bytes + ShapeBytes(largest->shape) > kMaxBytes) {
+    return "does not fit in 8 GiB: its parameters (" + GiB(parameter_bytes) + ") and %" + largest->name + " (" +
+           GiB(ShapeBytes(largest->shape)) + ") are live at once";
+  }
   return "";
 }
 
