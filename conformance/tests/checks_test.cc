@@ -1,0 +1,49 @@
+// How the runner compares a plugin's results with the evaluator's.
+#include "conformance/checks.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace anvil::conformance {
+namespace {
+
+hlo::Literal F32(const std::vector<float>& values) {
+  hlo::Literal l(hlo::Shape(hlo::ElementType::kF32, {static_cast<int64_t>(values.size())}));
+  for (size_t k = 0; k < values.size(); ++k) l.SetF32(static_cast<int64_t>(k), values[k]);
+  return l;
+}
+
+TEST(CompareResults, IntegersMustBeExact) {
+  hlo::Literal a(hlo::Shape(hlo::ElementType::kS32, {2})), b(hlo::Shape(hlo::ElementType::kS32, {2}));
+  a.SetInt(1, 7);
+  b.SetInt(1, 7);
+  EXPECT_TRUE(CompareResults(a, b).ok());
+  b.SetInt(1, 8);
+  EXPECT_FALSE(CompareResults(a, b).ok());
+}
+
+TEST(CompareResults, FloatsWithinTheAbsoluteFloorOrAFewUlp) {
+  // 1e-6 apart on values of magnitude 1: inside 256 ULP of the largest value.
+  EXPECT_TRUE(CompareResults(F32({1.0f, 0.5f}), F32({1.0f, 0.500001f})).ok());
+  // 1e-3 apart: too far for a short sum.
+  EXPECT_FALSE(CompareResults(F32({1.0f, 0.5f}), F32({1.0f, 0.501f})).ok());
+  // NaN against NaN is the same answer.
+  EXPECT_TRUE(CompareResults(F32({NAN}), F32({NAN})).ok());
+}
+
+TEST(CompareResults, TheFloorGrowsWithTheSquareRootOfTheLongestSum) {
+  // 3e-4 apart: 8 sqrt(n) ULP of 1.0 reaches it once n is about 1e6.
+  EXPECT_FALSE(CompareResults(F32({1.0f, 0.5f}), F32({1.0f, 0.5003f}), 1024).ok());
+  EXPECT_TRUE(CompareResults(F32({1.0f, 0.5f}), F32({1.0f, 0.5003f}), 1 << 20).ok());
+}
+
+TEST(CompareResults, NamesTheElementThatIsTooFar) {
+  // Element 0 is 100 ULP off but inside the absolute floor; element 2 is not.
+  const hlo::Status s = CompareResults(F32({1e-6f, 1.0f, 0.25f}), F32({1.00001e-6f, 1.0f, 0.3f}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("element 2 is 0.25, expected 0.3"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace anvil::conformance
