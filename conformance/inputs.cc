@@ -17,7 +17,15 @@ hlo::Literal DeterministicLiteral(const hlo::Shape& shape, uint64_t seed) {
   const hlo::ElementType t = shape.element_type();
   for (int64_t k = 0, k_end = l.element_count(); k < k_end; ++k) {
     uint64_t r = next();
-    if (hlo::IsFloat(t)) {
+    if (hlo::IsFloat(t) && shape.rank() == 0) {
+      // A float scalar argument is, in real programs, a hyperparameter: a
+      // learning rate, a momentum, a clip bound such as ReLU6's 6. Those are
+      // positive, and a negative one can make a whole network degenerate (a
+      // ReLU6 cap below zero makes every activation one constant, and batch
+      // norm then scales rounding noise by 1/sqrt(epsilon)), so scalars are
+      // drawn from (0, 1].
+      l.SetDouble(k, 1.0 - static_cast<double>(r >> 11) / 9007199254740992.0);
+    } else if (hlo::IsFloat(t)) {
       l.SetDouble(k, static_cast<double>(r >> 11) / 9007199254740992.0 * 2.0 - 1.0);
     } else if (hlo::IsComplex(t)) {
       l.SetComplex(k, static_cast<double>(r >> 40) / 16777216.0 - 0.5, static_cast<double>(r & 0xFFFFFF) / 16777216.0 - 0.5);

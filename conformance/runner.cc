@@ -201,10 +201,14 @@ int64_t LongestSum(const hlo::Module& module) {
   return static_cast<int64_t>(longest);
 }
 
+// Inputs are seeded by the file's name and the entry's, not by the path the
+// file was reached by, so every checkout and working directory draws the
+// same inputs and the expected list means the same everywhere.
 std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std::string& file) {
+  const std::string name = std::filesystem::path(file).filename().string() + ":" + entry.name;
   std::vector<hlo::Literal> args;
   for (const hlo::Instruction* p : entry.parameters) {
-    args.push_back(DeterministicLiteral(p->shape, HashString(file) + static_cast<uint64_t>(p->parameter_number)));
+    args.push_back(DeterministicLiteral(p->shape, HashString(name) + static_cast<uint64_t>(p->parameter_number)));
   }
   return args;
 }

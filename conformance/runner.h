@@ -33,7 +33,7 @@ struct RunOptions {
   // convolution) the reference evaluator is given to check one .hlo program.
   // A program over it still runs on the backend, and is reported skipped
   // with the estimate, so the list of known skips shows it.
-  double reference_budget = 2e10;
+  double reference_budget = 2e11;
 };
 
 // Runs every .mlir and .hlo under each path (files or folders, walked in

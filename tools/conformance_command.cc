@@ -32,7 +32,7 @@ void Usage(FILE* out) {
                "                   exactly (no new failure, no stale entry)\n"
                "  --reference-budget G  the most work, in billions of multiply-adds, the\n"
                "                   reference evaluator spends checking one .hlo program\n"
-               "                   (default 20); a program over it runs on the plugin\n"
+               "                   (default 200); a program over it runs on the plugin\n"
                "                   and is reported skipped with its estimate\n");
 }
 

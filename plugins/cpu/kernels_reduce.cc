@@ -2,6 +2,7 @@
 // min, and, or) on one input: the body is recognised at compile time and
 // becomes a typed accumulation loop.
 #include <cmath>
+#include <type_traits>
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
@@ -13,7 +14,8 @@ namespace {
 using hlo::ElementType;
 using hlo::Opcode;
 
-template <typename T, typename Combine>
+// Acc: the accumulator's type (double for f32 sums, see ReduceOf).
+template <typename T, typename Acc = T, typename Combine>
 Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
               std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine) {
   return [=](const Frame& frame) {
@@ -33,7 +35,7 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
           base += (rest % kept_dims[d]) * kept_strides[d];
           rest /= kept_dims[d];
         }
-        T acc = start;
+        Acc acc = start;
         if (reduced == 1) {
           const int64_t stride = reduced_strides[0];
           for (int64_t k = 0; k < inner; ++k) acc = combine(acc, x[base + k * stride]);
@@ -49,7 +51,7 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
             }
           }
         }
-        y[o] = acc;
+        y[o] = static_cast<T>(acc);
       }
     });
   };
@@ -59,7 +61,14 @@ template <typename T>
 Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
                 std::vector<int64_t> rd, std::vector<int64_t> rs) {
   switch (op) {
-    case Opcode::kAdd: return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a + b); });
+    case Opcode::kAdd:
+      // f32 sums carry a double and round once: a batch-norm or bias
+      // gradient sums a million terms, where an f32 running sum loses up to
+      // n/2 ULP to rounding.
+      if constexpr (std::is_same_v<T, float>) {
+        return Reduce<T, double>(in, init, out, kd, ks, rd, rs, [](double a, double b) { return a + b; });
+      }
+      return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a + b); });
     case Opcode::kMultiply: return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a * b); });
     case Opcode::kMaximum:
       if constexpr (std::is_floating_point_v<T>) {
