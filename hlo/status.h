@@ -51,6 +51,7 @@ inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgum
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
 
 template <typename T>
 class [[nodiscard]] StatusOr {

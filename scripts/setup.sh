@@ -11,6 +11,9 @@ packages=(
   libtbb-dev                 # the scheduler's task arenas
   libboost-dev               # Boost.DLL loads the plugins
   libdnnl-dev                # oneDNN: the CPU plugin's matrix multiply
+  libvulkan-dev              # Vulkan headers and loader, for the Vulkan plugin
+  mesa-vulkan-drivers        # lavapipe: a Vulkan device on the CPU, for its tests
+  spirv-tools                # SPIRV-Tools: validates every generated kernel
 )
 
 missing=()
