@@ -5,7 +5,11 @@
 namespace anvil::vulkan {
 
 bool LoadLoader(Api& api, void** library, std::string& why) {
-  *library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: the loader stays mapped after the plugin closes it. It
+  // keeps allocations in globals for the process's life, which unloading
+  // would turn into leaks (LeakSanitizer reports them); most Vulkan
+  // applications never unload it either.
+  *library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!*library) {
     const char* error = dlerror();
     why = std::string("no Vulkan loader (libvulkan.so.1): ") + (error ? error : "not found") +

@@ -2,6 +2,8 @@
 // is an Anvil device; programs compile to SPIR-V compute pipelines, and an
 // execution is one command buffer of dispatches, submitted with a fence that
 // one of core's host threads waits on before reporting completion.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -26,7 +28,7 @@ struct anvil_plugin_memory {
 
 struct anvil_plugin_context {
   anvil_plugin_host_executor executor;
-  anvil::vulkan::Instance instance;
+  anvil::vulkan::Instance& instance;
 };
 
 namespace {
@@ -58,11 +60,27 @@ void ErrorDestroy(anvil_plugin_error* e) { delete e; }
 int32_t ErrorCode(const anvil_plugin_error* e) { return e->code; }
 const char* ErrorMessage(const anvil_plugin_error* e) { return e->message.c_str(); }
 
+// One Vulkan instance for the process, made on first use and never torn
+// down: creating one costs a quarter second on lavapipe, and drivers keep
+// global allocations that their unloading (which destroying the last
+// instance does) would strand. For those to stay reachable this library
+// stays mapped too, however often clients load and unload it.
+anvil::vulkan::Instance& SharedInstance() {
+  static anvil::vulkan::Instance* instance = [] {
+    Dl_info self;
+    if (dladdr(reinterpret_cast<void*>(&SharedInstance), &self) && self.dli_fname) {
+      dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    }
+    return new anvil::vulkan::Instance();
+  }();
+  return *instance;
+}
+
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
   if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
     return Error(kInvalidArgument, "the Vulkan plugin needs core's host executor");
   }
-  auto* context = new anvil_plugin_context{*executor, {}};
+  auto* context = new anvil_plugin_context{*executor, SharedInstance()};
   if (context->instance.device_count() == 0) {
     // Loading still succeeds: a machine without Vulkan has zero devices here.
     std::fprintf(stderr, "anvil vulkan plugin: no devices: %s\n", context->instance.why_no_devices().c_str());
