@@ -320,7 +320,8 @@ StatusOr<Shape> InferShape(const Instruction& i) {
     }
     case Opcode::kReshape:
     case Opcode::kDynamicReshape: {
-      const Shape& in = i.operands.at(0)->shape;
+      if (i.operands.empty()) return Bad("needs an operand");
+      const Shape& in = i.operands[0]->shape;
       if (in.ElementCount() != i.shape.ElementCount()) {
         return Bad("reshape of " + in.ToString(false) + " to " + i.shape.ToString(false) + " changes the element count");
       }
@@ -487,6 +488,7 @@ StatusOr<Shape> InferShape(const Instruction& i) {
       const bool cond_first = ca < ba;  // both point into i.attributes
       const Computation* cond = i.called_computations[cond_first ? 0 : 1];
       const Computation* body = i.called_computations[cond_first ? 1 : 0];
+      ANVIL_RETURN_IF_ERROR(ExpectOperands(i, 1));
       const Shape& state = i.operands[0]->shape;
       if (cond->parameters.size() != 1 || !cond->parameters[0]->shape.Compatible(state)) return Bad("condition must take the loop state " + state.ToString(false));
       if (body->parameters.size() != 1 || !body->parameters[0]->shape.Compatible(state)) return Bad("body must take the loop state " + state.ToString(false));
