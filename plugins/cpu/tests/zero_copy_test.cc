@@ -11,18 +11,12 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
 
 namespace {
 
-std::string Message(anvil_status* status) {
-  if (!status) return "";
-  std::string text = anvil_status_get_message(status);
-  anvil_status_free(status);
-  return text.empty() ? "(error without message)" : text;
-}
-
-#define EXPECT_OK(expr) EXPECT_EQ(Message(expr), "") << #expr
-#define ASSERT_OK(expr) ASSERT_EQ(Message(expr), "") << #expr
+#define EXPECT_OK(expr) ANVIL_TESTKIT_EXPECT_OK(expr)
+#define ASSERT_OK(expr) ANVIL_TESTKIT_ASSERT_OK(expr)
 
 class ZeroCopyTest : public ::testing::Test {
  protected:

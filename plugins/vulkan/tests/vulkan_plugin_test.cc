@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
 #include "plugins/vulkan/spirv_elementwise.h"
 
 namespace {
@@ -17,15 +18,8 @@ namespace {
 using anvil::hlo::ElementType;
 using anvil::hlo::Opcode;
 
-std::string Message(anvil_status* status) {
-  if (!status) return "";
-  std::string text = anvil_status_get_message(status);
-  anvil_status_free(status);
-  return text.empty() ? "(error without message)" : text;
-}
-
-#define EXPECT_OK(expr) EXPECT_EQ(Message(expr), "") << #expr
-#define ASSERT_OK(expr) ASSERT_EQ(Message(expr), "") << #expr
+#define EXPECT_OK(expr) ANVIL_TESTKIT_EXPECT_OK(expr)
+#define ASSERT_OK(expr) ANVIL_TESTKIT_ASSERT_OK(expr)
 
 TEST(SpirvElementwise, EveryKernelValidates) {
   const Opcode unary[] = {Opcode::kCopy, Opcode::kNegate, Opcode::kAbs, Opcode::kExp, Opcode::kLog, Opcode::kSqrt,
@@ -67,83 +61,28 @@ TEST(SpirvElementwise, TheValidatorCatchesABrokenModule) {
 
 class VulkanPluginTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    anvil_client_options options{};
-    options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
-    ASSERT_OK(anvil_client_create(&options, &client_));
-    anvil_plugin_load_args load{};
-    load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
-    load.name = "vulkan";
-    ASSERT_OK(anvil_client_load_plugin(client_, &load));
-    size_t count = 0;
-    ASSERT_OK(anvil_client_device_count(client_, &count));
-    // CI installs Mesa's lavapipe: no device here is a failure, not a skip.
-    ASSERT_GE(count, 1u) << "no Vulkan device (see the plugin's message above)";
-    ASSERT_OK(anvil_client_device(client_, 0, &device_));
-  }
-  void TearDown() override { EXPECT_OK(anvil_client_destroy(client_)); }
+  // CI installs Mesa's lavapipe: no device here is a failure, not a skip.
+  void SetUp() override { ASSERT_TRUE(session_.ok()) << session_.error() << " (see the plugin's message above)"; }
 
-  anvil_status* Compile(const std::string& hlo, anvil_executable** out) {
-    anvil_compile_args compile{};
-    compile.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
-    compile.program = hlo.data();
-    compile.program_size = hlo.size();
-    compile.format = "hlo";
-    compile.device = device_;
-    return anvil_client_compile(client_, &compile, out);
-  }
-
+  anvil_status* Compile(const std::string& hlo, anvil_executable** out) { return session_.Compile(hlo, out); }
   anvil_buffer* FromHost(const void* data, anvil_element_type type, int64_t n) {
-    const int64_t dims[] = {n};
-    anvil_buffer_from_host_args args{};
-    args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
-    args.device = device_;
-    args.data = data;
-    args.element_type = type;
-    args.dims = dims;
-    args.num_dims = 1;
-    anvil_buffer* buffer = nullptr;
-    anvil_event* done = nullptr;
-    EXPECT_OK(anvil_buffer_from_host(client_, &args, &buffer, &done));
-    EXPECT_OK(anvil_event_await(done));
-    EXPECT_OK(anvil_event_destroy(done));
-    return buffer;
+    return session_.FromHost(data, type, {n});
   }
-
   template <typename T>
   std::vector<T> ToHost(anvil_buffer* buffer, size_t n) {
-    std::vector<T> out(n);
-    anvil_event* done = nullptr;
-    EXPECT_OK(anvil_buffer_to_host(buffer, out.data(), n * sizeof(T), &done));
-    EXPECT_OK(anvil_event_await(done));
-    EXPECT_OK(anvil_event_destroy(done));
-    return out;
+    return session_.ToHost<T>(buffer, n);
   }
-
-  // Runs `exe` on `inputs`, returning its outputs.
   std::vector<anvil_buffer*> Run(anvil_executable* exe, std::vector<anvil_buffer*> inputs, size_t outputs) {
-    std::vector<uint8_t> donate(inputs.size(), 0);
-    anvil_execute_args run{};
-    run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-    run.inputs = inputs.data();
-    run.num_inputs = inputs.size();
-    run.donate = donate.data();
-    std::vector<anvil_buffer*> out(outputs, nullptr);
-    anvil_event* done = nullptr;
-    EXPECT_OK(anvil_executable_execute(exe, &run, out.data(), &done));
-    EXPECT_OK(anvil_event_await(done));
-    EXPECT_OK(anvil_event_destroy(done));
-    return out;
+    return session_.Execute(exe, std::move(inputs), outputs);
   }
 
-  anvil_client* client_ = nullptr;
-  anvil_device* device_ = nullptr;
+  anvil::testkit::AbiSession session_{"vulkan"};
 };
 
 TEST_F(VulkanPluginTest, ListsItsDeviceWithProperties) {
   anvil_device_properties properties{};
   properties.struct_size = ANVIL_DEVICE_PROPERTIES_STRUCT_SIZE;
-  ASSERT_OK(anvil_device_get_properties(device_, &properties));
+  ASSERT_OK(anvil_device_get_properties(session_.device(), &properties));
   EXPECT_STREQ(properties.plugin, "vulkan");
   EXPECT_STREQ(properties.kind, "vulkan");
   EXPECT_GT(std::strlen(properties.name), 0u);
@@ -212,7 +151,7 @@ TEST_F(VulkanPluginTest, AnOpWithoutAKernelIsUnimplementedAndNamed) {
   anvil_status* status = Compile(hlo, &exe);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(anvil_status_get_code(status), ANVIL_UNIMPLEMENTED);
-  const std::string message = Message(status);
+  const std::string message = anvil::testkit::TakeMessage(status);
   EXPECT_NE(message.find("transpose"), std::string::npos) << message;
 }
 
