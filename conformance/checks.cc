@@ -1,5 +1,7 @@
 #include "conformance/checks.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -282,6 +284,29 @@ Status CompareResults(const Literal& actual, const Literal& expected, int64_t lo
   Check exact;
   exact.kind = "expect_eq";
   return Compare(exact, actual, expected);
+}
+
+double MaxAbsDifference(const Literal& a, const Literal& b) {
+  double worst = 0;
+  if (a.shape().IsTuple()) {
+    for (size_t k = 0; k < a.tuple_elements().size() && k < b.tuple_elements().size(); ++k) {
+      worst = std::max(worst, MaxAbsDifference(a.tuple_elements()[k], b.tuple_elements()[k]));
+    }
+    return worst;
+  }
+  const ElementType t = a.shape().element_type();
+  if (!(hlo::IsFloat(t) || hlo::IsComplex(t)) || a.element_count() != b.element_count()) return worst;
+  for (int64_t k = 0, k_end = a.element_count(); k < k_end; ++k) {
+    const std::complex<double> x = a.GetComplex(k), y = b.GetComplex(k);
+    const bool x_nan = std::isnan(x.real()) || std::isnan(x.imag()), y_nan = std::isnan(y.real()) || std::isnan(y.imag());
+    if (x_nan || y_nan) {
+      if (x_nan != y_nan) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (x == y) continue;  // equal infinities too
+    worst = std::max(worst, std::abs(x - y));
+  }
+  return worst;
 }
 
 }  // namespace anvil::conformance

@@ -39,5 +39,9 @@ hlo::Status Compare(const Check& check, const hlo::Literal& actual, const hlo::L
 // orders, and the rounding error of an n-term sum typically grows as
 // sqrt(n), so the absolute floor grows with its square root.
 hlo::Status CompareResults(const hlo::Literal& actual, const hlo::Literal& expected, int64_t longest_sum = 1);
+// The largest |a - b| over the float (or complex) elements of two literals of
+// one shape (tuples element by element); infinity where one is NaN and the
+// other not, 0 for integers.
+double MaxAbsDifference(const hlo::Literal& a, const hlo::Literal& b);
 
 }  // namespace anvil::conformance

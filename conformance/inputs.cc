@@ -1,5 +1,7 @@
 #include "conformance/inputs.h"
 
+#include <cmath>
+
 namespace anvil::conformance {
 
 // Deterministic values for a parameter or an elided constant.
@@ -52,6 +54,28 @@ void FillElidedConstants(hlo::Module& module) {
       }
     }
   }
+}
+
+namespace {
+
+void NudgeUp(hlo::Literal& l) {
+  for (hlo::Literal& e : l.mutable_tuple_elements()) NudgeUp(e);
+  const hlo::ElementType t = l.shape().element_type();
+  if (!l.shape().IsArray() || !hlo::IsFloat(t)) return;
+  const hlo::FloatFormat* f = hlo::Info(t).float_format;
+  const int mantissa = t == hlo::ElementType::kF64 ? 52 : t == hlo::ElementType::kF32 ? 23 : (f ? f->mantissa_bits : 23);
+  for (int64_t k = 0, k_end = l.element_count(); k < k_end; ++k) {
+    const double v = l.GetDouble(k);
+    // One ULP of a normal number of this type: exact, so nothing rounds.
+    if (std::isfinite(v) && v != 0) l.SetDouble(k, v + std::copysign(std::ldexp(1.0, std::ilogb(v) - mantissa), v));
+  }
+}
+
+}  // namespace
+
+std::vector<hlo::Literal> NudgedByOneUlp(std::vector<hlo::Literal> arguments) {
+  for (hlo::Literal& a : arguments) NudgeUp(a);
+  return arguments;
 }
 
 }  // namespace anvil::conformance

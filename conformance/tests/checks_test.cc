@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
+
+#include "conformance/inputs.h"
 
 namespace anvil::conformance {
 namespace {
@@ -43,6 +46,22 @@ TEST(CompareResults, NamesTheElementThatIsTooFar) {
   const hlo::Status s = CompareResults(F32({1e-6f, 1.0f, 0.25f}), F32({1.00001e-6f, 1.0f, 0.3f}));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("element 2 is 0.25, expected 0.3"), std::string::npos) << s.message();
+}
+
+TEST(MaxAbsDifference, LargestGapAndNaNs) {
+  EXPECT_EQ(MaxAbsDifference(F32({1.0f, 2.0f, 3.0f}), F32({1.0f, 2.5f, 2.75f})), 0.5);
+  EXPECT_EQ(MaxAbsDifference(F32({NAN, 1.0f}), F32({NAN, 1.0f})), 0.0);
+  EXPECT_TRUE(std::isinf(MaxAbsDifference(F32({NAN}), F32({1.0f}))));
+}
+
+TEST(NudgedByOneUlp, MovesEveryFiniteNonzeroFloatUpOneUlp) {
+  std::vector<hlo::Literal> args;
+  args.push_back(F32({1.0f, -0.75f, 0.0f, INFINITY}));
+  const auto moved = NudgedByOneUlp(std::move(args));
+  EXPECT_EQ(moved[0].GetDouble(0), std::nextafter(1.0f, 2.0f));
+  EXPECT_EQ(moved[0].GetDouble(1), std::nextafter(-0.75f, -1.0f));  // up in magnitude
+  EXPECT_EQ(moved[0].GetDouble(2), 0.0);
+  EXPECT_TRUE(std::isinf(moved[0].GetDouble(3)));
 }
 
 }  // namespace
