@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "anvil/anvil.h"
@@ -140,6 +142,37 @@ TEST_F(VulkanPluginTest, RunsIntegerProgramsWithWrapAround) {
     EXPECT_EQ(r[k], std::min(p ^ a[k], b[k])) << k;
   }
   for (anvil_buffer* buffer : {in_a, in_b, out[0]}) EXPECT_OK(anvil_buffer_destroy(buffer));
+  EXPECT_OK(anvil_executable_destroy(exe));
+}
+
+TEST_F(VulkanPluginTest, ExecutionsFromManyThreadsAtOnce) {
+  // One executable, four threads, each executing and checking 25 times: the
+  // device's queue and command pool are shared, so this is where a missing
+  // lock would show.
+  anvil_executable* exe = nullptr;
+  ASSERT_OK(Compile("HloModule m\nENTRY e {\n  a = s32[256] parameter(0)\n  b = s32[256] parameter(1)\n"
+                    "  ROOT r = s32[256] multiply(a, b)\n}\n",
+                    &exe));
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int run = 0; run < 25; ++run) {
+        std::vector<int32_t> a(256), b(256, t + run);
+        for (int k = 0; k < 256; ++k) a[k] = k;
+        anvil_buffer* in_a = FromHost(a.data(), ANVIL_S32, 256);
+        anvil_buffer* in_b = FromHost(b.data(), ANVIL_S32, 256);
+        auto out = Run(exe, {in_a, in_b}, 1);
+        auto r = ToHost<int32_t>(out[0], 256);
+        for (int k = 0; k < 256; ++k) wrong += r[k] != k * (t + run);
+        for (anvil_buffer* buffer : {in_a, in_b, out[0]}) {
+          wrong += !anvil::testkit::TakeMessage(anvil_buffer_destroy(buffer)).empty();
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
   EXPECT_OK(anvil_executable_destroy(exe));
 }
 
