@@ -63,6 +63,15 @@ uint64_t UlpDistance(ElementType t, uint64_t a_bits, uint64_t b_bits, double a, 
   return ma > mb ? ma - mb : mb - ma;
 }
 
+// The bits of component `c` (0 real, 1 imaginary) of float or complex element k.
+uint64_t ComponentBits(const Literal& l, int64_t k, int c) {
+  const ElementType t = l.shape().element_type();
+  const int part_size = hlo::Info(hlo::ComponentType(t)).byte_size;
+  uint64_t bits = 0;
+  std::memcpy(&bits, l.data().data() + k * hlo::Info(t).byte_size + c * part_size, static_cast<size_t>(part_size));
+  return bits;
+}
+
 std::string Describe(const Literal& l, int64_t k) { return l.ElementToString(k); }
 
 Status Mismatch(const Check& check, const Literal& actual, const Literal& expected, int64_t k, std::string extra = "") {
@@ -183,18 +192,11 @@ Status Compare(const Check& check, const Literal& actual, const Literal& expecte
     if (hlo::IsFloat(t) || hlo::IsComplex(t)) {
       const ElementType part = hlo::ComponentType(t);
       std::complex<double> a = actual.GetComplex(k), e = expected.GetComplex(k);
-      // Bits of each component, for ULP distances.
-      const int size = hlo::Info(part).byte_size;
-      auto bits = [&](const Literal& l, int component) {
-        uint64_t b = 0;
-        std::memcpy(&b, l.data().data() + k * hlo::Info(t).byte_size + component * size, size);
-        return b;
-      };
       const int components = hlo::IsComplex(t) ? 2 : 1;
       for (int c = 0; c < components; ++c) {
         double x = c == 0 ? a.real() : a.imag(), y = c == 0 ? e.real() : e.imag();
         if (is_close) {
-          uint64_t d = UlpDistance(part, bits(actual, c), bits(expected, c), x, y);
+          uint64_t d = UlpDistance(part, ComponentBits(actual, k, c), ComponentBits(expected, k, c), x, y);
           if (d > check.max_ulp_difference || d < check.min_ulp_difference) {
             return Mismatch(check, actual, expected, k, " (" + std::to_string(d) + " ULP apart, allowed " +
                                                             std::to_string(check.min_ulp_difference) + ".." +
@@ -237,12 +239,6 @@ Status CompareFloats(const Literal& actual, const Literal& expected, int64_t lon
   const double ulps = std::max(256.0, 8.0 * std::sqrt(static_cast<double>(std::max<int64_t>(longest_sum, 1))));
   const double tolerance = std::ldexp(std::max(scale, 1.0), -mantissa) * ulps;
   constexpr uint64_t kMaxUlps = 16;
-  const int part_size = hlo::Info(part).byte_size, element_size = hlo::Info(t).byte_size;
-  auto component_bits = [&](const Literal& l, int64_t k, int c) {
-    uint64_t b = 0;
-    std::memcpy(&b, l.data().data() + k * element_size + c * part_size, static_cast<size_t>(part_size));
-    return b;
-  };
   for (int64_t k = 0, k_end = actual.element_count(); k < k_end; ++k) {
     std::complex<double> a = actual.GetComplex(k), e = expected.GetComplex(k);
     const bool same_special = (std::isnan(a.real()) && std::isnan(e.real())) || a == e;
@@ -250,7 +246,7 @@ Status CompareFloats(const Literal& actual, const Literal& expected, int64_t lon
     // Past the absolute floor: still close when within a few ULP of itself.
     uint64_t ulps = 0;
     for (int c = 0; c < (hlo::IsComplex(t) ? 2 : 1); ++c) {
-      ulps = std::max(ulps, UlpDistance(part, component_bits(actual, k, c), component_bits(expected, k, c),
+      ulps = std::max(ulps, UlpDistance(part, ComponentBits(actual, k, c), ComponentBits(expected, k, c),
                                         c == 0 ? a.real() : a.imag(), c == 0 ? e.real() : e.imag()));
     }
     if (ulps <= kMaxUlps) continue;

@@ -141,13 +141,18 @@ std::string OutOfScope(const hlo::Module& module) {
   }
   if (parameter_bytes > kMaxBytes) return "does not fit in 8 GiB (parameters: " + GiB(parameter_bytes) + ")";
   const hlo::Instruction* largest = nullptr;
+  int64_t largest_bytes = 0;
   for (const auto& i : module.entry->instructions) {
     if (MayAlias(i->opcode)) continue;
-    if (!largest || ShapeBytes(i->shape) > ShapeBytes(largest->shape)) largest = i.get();
+    const int64_t bytes = ShapeBytes(i->shape);
+    if (bytes > largest_bytes) {
+      largest = i.get();
+      largest_bytes = bytes;
+    }
   }
-  if (largest && parameter_bytes + ShapeBytes(largest->shape) > kMaxBytes) {
+  if (largest && parameter_bytes + largest_bytes > kMaxBytes) {
     return "does not fit in 8 GiB: its parameters (" + GiB(parameter_bytes) + ") and %" + largest->name + " (" +
-           GiB(ShapeBytes(largest->shape)) + ") are live at once";
+           GiB(largest_bytes) + ") are live at once";
   }
   return "";
 }

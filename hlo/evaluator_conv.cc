@@ -77,13 +77,16 @@ StatusOr<Literal> EvalRealConvolution(const Instruction& i, const Literal& lhs, 
   const int64_t positions = Product(out_spatial);
   const int64_t row = window_count * kernel_in;
 
+  // The multi-index of each window position, decoded once.
+  std::vector<std::vector<int64_t>> window_index(static_cast<size_t>(window_count));
+  for (int64_t wk = 0; wk < window_count; ++wk) Unflatten(wk, window_dims, window_index[static_cast<size_t>(wk)]);
+
   // Filters as [output feature][window position][input feature], with the
   // window reversed where the convolution says so.
   std::vector<double> filters(static_cast<size_t>(out_features * row));
-  std::vector<int64_t> w_index(spatial);
   for (int64_t o = 0; o < out_features; ++o) {
     for (int64_t wk = 0; wk < window_count; ++wk) {
-      Unflatten(wk, window_dims, w_index);
+      const std::vector<int64_t>& w_index = window_index[static_cast<size_t>(wk)];
       int64_t at = o * rs[static_cast<size_t>(dn.kernel_output_feature)];
       for (size_t s = 0; s < spatial; ++s) {
         const int64_t pos = window[s].reversal ? window_dims[s] - 1 - w_index[s] : w_index[s];
@@ -113,7 +116,7 @@ StatusOr<Literal> EvalRealConvolution(const Instruction& i, const Literal& lhs, 
   // features [first, first + kernel_in).
   auto gather_patch = [&](int64_t batch, int64_t first) {
     for (int64_t wk = 0; wk < window_count; ++wk) {
-      Unflatten(wk, window_dims, w_index);
+      const std::vector<int64_t>& w_index = window_index[static_cast<size_t>(wk)];
       int64_t at = batch * ls[static_cast<size_t>(dn.input_batch)] + first * feature_stride;
       bool inside = true;
       for (size_t s = 0; s < spatial && inside; ++s) {

@@ -66,8 +66,8 @@ void AbiSession::CopyToHost(anvil_buffer* buffer, void* dst, size_t bytes) {
 }
 
 std::vector<anvil_buffer*> AbiSession::Execute(anvil_executable* executable, std::vector<anvil_buffer*> inputs,
-                                               size_t num_outputs) {
-  std::vector<uint8_t> donate(inputs.size(), 0);
+                                               size_t num_outputs, std::vector<uint8_t> donate) {
+  donate.resize(inputs.size(), 0);
   anvil_execute_args run{};
   run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
   run.inputs = inputs.data();

@@ -46,9 +46,10 @@ class AbiSession {
     CopyToHost(buffer, out.data(), count * sizeof(T));
     return out;
   }
-  // Runs `executable` on `inputs` (none donated) and waits; its outputs.
+  // Runs `executable` on `inputs` and waits; its outputs. `donate` has one
+  // flag per input (none donated when empty).
   std::vector<anvil_buffer*> Execute(anvil_executable* executable, std::vector<anvil_buffer*> inputs,
-                                     size_t num_outputs);
+                                     size_t num_outputs, std::vector<uint8_t> donate = {});
 
  private:
   void CopyToHost(anvil_buffer* buffer, void* dst, size_t bytes);

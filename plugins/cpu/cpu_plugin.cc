@@ -19,12 +19,8 @@
 #include "anvil/anvil_plugin.h"
 #include "hlo/hlo_parser.h"
 #include "hlo/printer.h"
+#include "plugins/common/plugin_support.h"
 #include "plugins/cpu/plan.h"
-
-struct anvil_plugin_error {
-  int32_t code;
-  std::string message;
-};
 
 struct anvil_plugin_memory {
   void* data;
@@ -71,14 +67,14 @@ struct anvil_plugin_context {
 
 namespace {
 
+using anvil::plugin::Async;
+using anvil::plugin::BaseApi;
+using anvil::plugin::Error;
+using anvil::plugin::FromStatus;
+using anvil::plugin::kInternal;
+using anvil::plugin::kInvalidArgument;
+using anvil::plugin::kResourceExhausted;
 using anvil::cpu::Plan;
-
-constexpr int32_t kInvalidArgument = 3, kResourceExhausted = 8, kInternal = 13;
-
-anvil_plugin_error* Error(int32_t code, std::string message) { return new anvil_plugin_error{code, std::move(message)}; }
-anvil_plugin_error* FromStatus(const anvil::hlo::Status& s) {
-  return s.ok() ? nullptr : Error(static_cast<int32_t>(s.code()), s.message());
-}
 
 struct Executable {
   // The module stays: kernels that fall back to the evaluator read it.
@@ -106,21 +102,6 @@ struct Executable {
 size_t Rounded(size_t bytes) { return std::max<size_t>(64, (bytes + 63) / 64 * 64); }
 
 void* AlignedAlloc(size_t bytes) { return std::aligned_alloc(64, Rounded(bytes)); }
-
-void Async(anvil_plugin_context* context, std::function<void()> work) {
-  auto* boxed = new std::function<void()>(std::move(work));
-  context->executor.enqueue(
-      context->executor.executor,
-      [](void* arg) {
-        std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
-        (*fn)();
-      },
-      boxed);
-}
-
-void ErrorDestroy(anvil_plugin_error* e) { delete e; }
-int32_t ErrorCode(const anvil_plugin_error* e) { return e->code; }
-const char* ErrorMessage(const anvil_plugin_error* e) { return e->message.c_str(); }
 
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
   if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
@@ -179,7 +160,7 @@ anvil_plugin_error* WrapHost(anvil_plugin_context*, size_t, const void* data, si
 anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
                                  size_t bytes, anvil_plugin_done done, void* user) {
   if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context, [=] {
+  Async(context->executor, [=] {
     if (bytes) std::memcpy(memory->data, src, bytes);
     done(user, nullptr);
   });
@@ -189,7 +170,7 @@ anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_mem
 anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
                                anvil_plugin_done done, void* user) {
   if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context, [=] {
+  Async(context->executor, [=] {
     if (bytes) std::memcpy(dst, memory->data, bytes);
     done(user, nullptr);
   });
@@ -250,7 +231,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   for (size_t k = 0; k < num_outputs; ++k) frame.outputs.push_back(outputs[k]->data);
   frame.constants = &plan.constants;
   frame.parallel = &context->parallel;
-  Async(context, [=]() mutable {
+  Async(context->executor, [=]() mutable {
     anvil_plugin_error* error = nullptr;
     const size_t scratch_bytes = Rounded(static_cast<size_t>(plan.scratch_bytes));
     void* scratch = plan.scratch_bytes ? exe->TakeScratch() : nullptr;
@@ -318,15 +299,7 @@ anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, co
 }
 
 anvil_plugin_api MakeApi() {
-  anvil_plugin_api api{};
-  api.struct_size = ANVIL_PLUGIN_API_STRUCT_SIZE;
-  api.abi_major = ANVIL_PLUGIN_ABI_MAJOR;
-  api.abi_minor = ANVIL_PLUGIN_ABI_MINOR;
-  api.name = "cpu";
-  api.version = "0.1.0";
-  api.error_destroy = &ErrorDestroy;
-  api.error_code = &ErrorCode;
-  api.error_message = &ErrorMessage;
+  anvil_plugin_api api = BaseApi("cpu", "0.1.0");
   api.context_create = &ContextCreate;
   api.context_destroy = &ContextDestroy;
   api.device_count = &DeviceCount;

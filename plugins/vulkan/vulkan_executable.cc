@@ -30,10 +30,11 @@ std::string KeyOf(const ElementwiseKernel& k) {
 
 }  // namespace
 
-hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, std::string_view hlo_text) {
+hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, size_t device_index,
+                                                               std::string_view hlo_text) {
   auto module = hlo::ParseHloModule(hlo_text, {"canonical", 1});
   if (!module.ok()) return module.status();
-  std::unique_ptr<Executable> exe(new Executable(device));
+  std::unique_ptr<Executable> exe(new Executable(device, device_index));
   ANVIL_RETURN_IF_ERROR(exe->Build(*(*module)->entry));
   return exe;
 }

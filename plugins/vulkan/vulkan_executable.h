@@ -37,10 +37,12 @@ class Executable {
  public:
   // Compiles canonical HLO text for `device`; UNIMPLEMENTED names the first
   // instruction this plugin cannot compile yet.
-  static hlo::StatusOr<std::unique_ptr<Executable>> Compile(Device& device, std::string_view hlo_text);
+  static hlo::StatusOr<std::unique_ptr<Executable>> Compile(Device& device, size_t device_index,
+                                                            std::string_view hlo_text);
   ~Executable();
 
   Device& device() { return device_; }
+  size_t device_index() const { return device_index_; }
   const std::vector<size_t>& output_bytes() const { return output_bytes_; }
   size_t parameter_count() const { return parameter_count_; }
   const std::vector<size_t>& temporary_bytes() const { return temporary_bytes_; }
@@ -49,10 +51,11 @@ class Executable {
   const std::vector<Buffer>& constants() const { return constants_; }
 
  private:
-  explicit Executable(Device& device) : device_(device) {}
+  Executable(Device& device, size_t device_index) : device_(device), device_index_(device_index) {}
   hlo::Status Build(const hlo::Computation& entry);
 
   Device& device_;
+  size_t device_index_;  // the plugin's number for device_
   size_t parameter_count_ = 0;
   std::vector<Buffer> constants_;
   std::vector<size_t> temporary_bytes_, output_bytes_;

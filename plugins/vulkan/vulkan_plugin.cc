@@ -12,14 +12,10 @@
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
+#include "plugins/common/plugin_support.h"
 #include "plugins/vulkan/spirv_elementwise.h"
 #include "plugins/vulkan/vulkan_device.h"
 #include "plugins/vulkan/vulkan_executable.h"
-
-struct anvil_plugin_error {
-  int32_t code;
-  std::string message;
-};
 
 struct anvil_plugin_memory {
   size_t device;
@@ -33,32 +29,17 @@ struct anvil_plugin_context {
 
 namespace {
 
+using anvil::plugin::Async;
+using anvil::plugin::BaseApi;
+using anvil::plugin::Error;
+using anvil::plugin::FromStatus;
+using anvil::plugin::kInternal;
+using anvil::plugin::kInvalidArgument;
+using anvil::plugin::kResourceExhausted;
 using anvil::vulkan::Buffer;
 using anvil::vulkan::Device;
 using anvil::vulkan::Executable;
 using anvil::vulkan::ValueRef;
-
-constexpr int32_t kInvalidArgument = 3, kResourceExhausted = 8, kInternal = 13;
-
-anvil_plugin_error* Error(int32_t code, std::string message) { return new anvil_plugin_error{code, std::move(message)}; }
-anvil_plugin_error* FromStatus(const anvil::hlo::Status& s) {
-  return s.ok() ? nullptr : Error(static_cast<int32_t>(s.code()), s.message());
-}
-
-void Async(anvil_plugin_context* context, std::function<void()> work) {
-  auto* boxed = new std::function<void()>(std::move(work));
-  context->executor.enqueue(
-      context->executor.executor,
-      [](void* arg) {
-        std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
-        (*fn)();
-      },
-      boxed);
-}
-
-void ErrorDestroy(anvil_plugin_error* e) { delete e; }
-int32_t ErrorCode(const anvil_plugin_error* e) { return e->code; }
-const char* ErrorMessage(const anvil_plugin_error* e) { return e->message.c_str(); }
 
 // One Vulkan instance for the process, made on first use and never torn
 // down: creating one costs a quarter second on lavapipe, and drivers keep
@@ -132,7 +113,7 @@ void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
 anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
                                  size_t bytes, anvil_plugin_done done, void* user) {
   if (bytes != memory->buffer.bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context, [=] {
+  Async(context->executor, [=] {
     if (bytes) std::memcpy(memory->buffer.mapped, src, bytes);
     done(user, nullptr);
   });
@@ -142,7 +123,7 @@ anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_mem
 anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
                                anvil_plugin_done done, void* user) {
   if (bytes != memory->buffer.bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context, [=] {
+  Async(context->executor, [=] {
     if (bytes) std::memcpy(dst, memory->buffer.mapped, bytes);
     done(user, nullptr);
   });
@@ -152,7 +133,7 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
 anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char* text, size_t size, const char*,
                             anvil_plugin_executable** out) {
   if (auto* e = CheckDevice(context, device)) return e;
-  auto exe = Executable::Compile(context->instance.device(device), std::string_view(text, size));
+  auto exe = Executable::Compile(context->instance.device(device), device, std::string_view(text, size));
   if (!exe.ok()) return FromStatus(exe.status());
   *out = reinterpret_cast<anvil_plugin_executable*>(std::move(exe).value().release());
   return nullptr;
@@ -308,8 +289,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     return Error(kInvalidArgument, "the executable takes " + std::to_string(exe->parameter_count()) +
                                        " inputs and gives " + std::to_string(exe->output_bytes().size()) + " outputs");
   }
-  size_t device = 0;
-  while (&context->instance.device(device) != run->device) ++device;
+  const size_t device = exe->device_index();
   for (size_t k = 0; k < num_outputs; ++k) {
     if (anvil_plugin_error* e = Allocate(context, device, exe->output_bytes()[k], &outputs[k])) {
       for (size_t j = 0; j < k; ++j) Free(context, outputs[j]);
@@ -324,7 +304,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     return e;
   }
   Run* running = run.release();
-  Async(context, [context, running, done, user] {
+  Async(context->executor, [context, running, done, user] {
     std::unique_ptr<Run> owned(running);
     const anvil::vulkan::Api& api = owned->device->api;
     const VkResult r = api.vkWaitForFences(owned->device->device, 1, &owned->fence, VK_TRUE, UINT64_MAX);
@@ -337,15 +317,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
 }
 
 anvil_plugin_api MakeApi() {
-  anvil_plugin_api api{};
-  api.struct_size = ANVIL_PLUGIN_API_STRUCT_SIZE;
-  api.abi_major = ANVIL_PLUGIN_ABI_MAJOR;
-  api.abi_minor = ANVIL_PLUGIN_ABI_MINOR;
-  api.name = "vulkan";
-  api.version = "0.1.0";
-  api.error_destroy = &ErrorDestroy;
-  api.error_code = &ErrorCode;
-  api.error_message = &ErrorMessage;
+  anvil_plugin_api api = BaseApi("vulkan", "0.1.0");
   api.context_create = &ContextCreate;
   api.context_destroy = &ContextDestroy;
   api.device_count = &DeviceCount;

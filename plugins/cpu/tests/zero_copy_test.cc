@@ -21,29 +21,15 @@ namespace {
 class ZeroCopyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    anvil_client_options options{};
-    options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
-    ASSERT_OK(anvil_client_create(&options, &client_));
-    anvil_plugin_load_args load{};
-    load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
-    load.name = "cpu";
-    ASSERT_OK(anvil_client_load_plugin(client_, &load));
-    ASSERT_OK(anvil_client_device(client_, 0, &device_));
-    const std::string hlo = "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  one = f32[] constant(1)\n"
-                            "  b = f32[16] broadcast(one), dimensions={}\n  ROOT r = f32[16] add(p, b)\n}\n";
-    anvil_compile_args compile{};
-    compile.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
-    compile.program = hlo.data();
-    compile.program_size = hlo.size();
-    compile.format = "hlo";
-    compile.device = device_;
-    ASSERT_OK(anvil_client_compile(client_, &compile, &add_one_));
+    ASSERT_TRUE(session_.ok()) << session_.error();
+    ASSERT_OK(session_.Compile("HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  one = f32[] constant(1)\n"
+                               "  b = f32[16] broadcast(one), dimensions={}\n  ROOT r = f32[16] add(p, b)\n}\n",
+                               &add_one_));
     host_ = static_cast<float*>(std::aligned_alloc(64, 16 * sizeof(float) + 64));
     for (int k = 0; k < 20; ++k) host_[k] = static_cast<float>(k);
   }
   void TearDown() override {
     EXPECT_OK(anvil_executable_destroy(add_one_));
-    EXPECT_OK(anvil_client_destroy(client_));
     std::free(host_);
   }
 
@@ -53,13 +39,13 @@ class ZeroCopyTest : public ::testing::Test {
     const int64_t dims[] = {16};
     anvil_buffer_from_host_args args{};
     args.struct_size = struct_size;
-    args.device = device_;
+    args.device = session_.device();
     args.data = data;
     args.element_type = ANVIL_F32;
     args.dims = dims;
     args.num_dims = 1;
     args.host_buffer_semantics = semantics;
-    return anvil_buffer_from_host(client_, &args, buffer, host_done);
+    return anvil_buffer_from_host(session_.client(), &args, buffer, host_done);
   }
 
   anvil_buffer* FromHost(const float* data, int32_t semantics, anvil_event** host_done,
@@ -69,30 +55,13 @@ class ZeroCopyTest : public ::testing::Test {
     return buffer;
   }
 
-  std::vector<float> ToHost(anvil_buffer* buffer) {
-    std::vector<float> out(16);
-    anvil_event* done = nullptr;
-    EXPECT_OK(anvil_buffer_to_host(buffer, out.data(), out.size() * sizeof(float), &done));
-    EXPECT_OK(anvil_event_await(done));
-    EXPECT_OK(anvil_event_destroy(done));
-    return out;
-  }
+  std::vector<float> ToHost(anvil_buffer* buffer) { return session_.ToHost<float>(buffer, 16); }
 
   // Runs add_one_ on `input`, donating it when asked; returns the result.
   std::vector<float> AddOne(anvil_buffer* input, bool donate) {
-    const uint8_t donate_flag = donate ? 1 : 0;
-    anvil_execute_args run{};
-    run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-    run.inputs = &input;
-    run.num_inputs = 1;
-    run.donate = &donate_flag;
-    anvil_buffer* output = nullptr;
-    anvil_event* done = nullptr;
-    EXPECT_OK(anvil_executable_execute(add_one_, &run, &output, &done));
-    EXPECT_OK(anvil_event_await(done));
-    EXPECT_OK(anvil_event_destroy(done));
-    std::vector<float> values = ToHost(output);
-    EXPECT_OK(anvil_buffer_destroy(output));
+    std::vector<anvil_buffer*> output = session_.Execute(add_one_, {input}, 1, {static_cast<uint8_t>(donate)});
+    std::vector<float> values = ToHost(output[0]);
+    EXPECT_OK(anvil_buffer_destroy(output[0]));
     return values;
   }
 
@@ -102,8 +71,7 @@ class ZeroCopyTest : public ::testing::Test {
     return ready != 0;
   }
 
-  anvil_client* client_ = nullptr;
-  anvil_device* device_ = nullptr;
+  anvil::testkit::AbiSession session_{"cpu"};
   anvil_executable* add_one_ = nullptr;
   float* host_ = nullptr;
 };
