@@ -14,6 +14,7 @@ packages=(
   libvulkan-dev              # Vulkan headers and loader, for the Vulkan plugin
   mesa-vulkan-drivers        # lavapipe: a Vulkan device on the CPU, for its tests
   spirv-tools                # SPIRV-Tools: validates every generated kernel
+  libshaderc-dev glslang-dev # shaderc and glslang: compile the Vulkan kernels' GLSL to SPIR-V
 )
 
 missing=()

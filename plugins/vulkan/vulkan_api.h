@@ -15,6 +15,8 @@ namespace anvil::vulkan {
   X(vkEnumeratePhysicalDevices)               \
   X(vkGetPhysicalDeviceProperties)            \
   X(vkGetPhysicalDeviceFeatures)              \
+  X(vkGetPhysicalDeviceFeatures2)             \
+  X(vkGetPhysicalDeviceProperties2)           \
   X(vkGetPhysicalDeviceMemoryProperties)      \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkCreateDevice)                           \
@@ -58,7 +60,11 @@ namespace anvil::vulkan {
   X(vkCmdPipelineBarrier)             \
   X(vkCreateFence)                    \
   X(vkDestroyFence)                   \
-  X(vkWaitForFences)
+  X(vkWaitForFences)                  \
+  X(vkResetFences)                    \
+  X(vkResetCommandBuffer)             \
+  X(vkCmdCopyBuffer)                  \
+  X(vkGetBufferDeviceAddress)
 
 // Function pointers of one instance and, once a device is made, of it.
 struct Api {

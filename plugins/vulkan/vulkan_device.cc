@@ -11,7 +11,8 @@ bool Device::CreateBuffer(size_t bytes, Buffer* out, std::string& why) {
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   info.size = size;
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkResult r = api.vkCreateBuffer(device, &info, nullptr, &out->buffer);
   if (r != VK_SUCCESS) {
@@ -25,8 +26,12 @@ bool Device::CreateBuffer(size_t bytes, Buffer* out, std::string& why) {
     why = "the device cannot place a storage buffer in host-visible memory";
     return false;
   }
+  VkMemoryAllocateFlagsInfo flags{};
+  flags.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO;
+  flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
   VkMemoryAllocateInfo alloc{};
   alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.pNext = &flags;
   alloc.allocationSize = needs.size;
   alloc.memoryTypeIndex = memory_type;
   r = api.vkAllocateMemory(device, &alloc, nullptr, &out->memory);
@@ -38,6 +43,56 @@ bool Device::CreateBuffer(size_t bytes, Buffer* out, std::string& why) {
     return false;
   }
   out->bytes = bytes;
+  VkBufferDeviceAddressInfo address{};
+  address.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO;
+  address.buffer = out->buffer;
+  out->address = api.vkGetBufferDeviceAddress(device, &address);
+  return true;
+}
+
+const Pipeline* Device::FindPipeline(const std::string& key) {
+  std::lock_guard<std::mutex> lock(pipelines_mutex_);
+  auto found = pipelines_.find(key);
+  return found == pipelines_.end() ? nullptr : &found->second;
+}
+
+bool Device::AddPipeline(const std::string& key, const std::vector<uint32_t>& words, const Pipeline** out,
+                         std::string& why) {
+  Pipeline p;
+  VkShaderModuleCreateInfo shader{};
+  shader.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  shader.codeSize = words.size() * 4;
+  shader.pCode = words.data();
+  VkResult r = api.vkCreateShaderModule(device, &shader, nullptr, &p.shader);
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, 8};
+  VkPipelineLayoutCreateInfo layout{};
+  layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  layout.pushConstantRangeCount = 1;
+  layout.pPushConstantRanges = &push;
+  if (r == VK_SUCCESS) r = api.vkCreatePipelineLayout(device, &layout, nullptr, &p.layout);
+  VkComputePipelineCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = p.shader;
+  info.stage.pName = "main";
+  info.layout = p.layout;
+  if (r == VK_SUCCESS) r = api.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline);
+  if (r != VK_SUCCESS) {
+    if (p.pipeline) api.vkDestroyPipeline(device, p.pipeline, nullptr);
+    if (p.layout) api.vkDestroyPipelineLayout(device, p.layout, nullptr);
+    if (p.shader) api.vkDestroyShaderModule(device, p.shader, nullptr);
+    why = "creating a compute pipeline: " + ResultName(r);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(pipelines_mutex_);
+  auto [at, inserted] = pipelines_.emplace(key, p);
+  if (!inserted) {  // another thread made the same kernel meanwhile
+    api.vkDestroyPipeline(device, p.pipeline, nullptr);
+    api.vkDestroyPipelineLayout(device, p.layout, nullptr);
+    api.vkDestroyShaderModule(device, p.shader, nullptr);
+  }
+  *out = &at->second;
   return true;
 }
 
@@ -49,6 +104,11 @@ void Device::DestroyBuffer(Buffer& b) {
 }
 
 Device::~Device() {
+  for (auto& [key, p] : pipelines_) {
+    api.vkDestroyPipeline(device, p.pipeline, nullptr);
+    api.vkDestroyPipelineLayout(device, p.layout, nullptr);
+    api.vkDestroyShaderModule(device, p.shader, nullptr);
+  }
   if (command_pool && api.vkDestroyCommandPool) api.vkDestroyCommandPool(device, command_pool, nullptr);
   if (device && api.vkDestroyDevice) api.vkDestroyDevice(device, nullptr);
 }
@@ -68,7 +128,7 @@ bool Instance::Open(std::string& why) {
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   app.pApplicationName = "anvil";
   app.pEngineName = "anvil";
-  app.apiVersion = VK_API_VERSION_1_1;
+  app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   info.pApplicationInfo = &app;
@@ -105,11 +165,62 @@ std::unique_ptr<Device> Instance::OpenDevice(VkPhysicalDevice physical, std::str
   api_.vkGetPhysicalDeviceProperties(physical, &props);
   d->name = props.deviceName;
   d->max_storage_buffer_range = props.limits.maxStorageBufferRange;
-  api_.vkGetPhysicalDeviceFeatures(physical, &d->features);
-  if (VK_API_VERSION_MINOR(props.apiVersion) < 1 && VK_API_VERSION_MAJOR(props.apiVersion) == 1) {
-    why = d->name + " supports only Vulkan 1.0 (1.1 is needed)";
+  if (VK_API_VERSION_MINOR(props.apiVersion) < 2 && VK_API_VERSION_MAJOR(props.apiVersion) == 1) {
+    why = d->name + " supports only Vulkan 1." + std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) +
+          " (1.2 is needed)";
     return nullptr;
   }
+  d->workgroup_size = std::min<uint32_t>(64, props.limits.maxComputeWorkGroupSize[0]);
+  VkPhysicalDeviceMaintenance3Properties maintenance3{};
+  maintenance3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+  VkPhysicalDeviceProperties2 props2{};
+  props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props2.pNext = &maintenance3;
+  api_.vkGetPhysicalDeviceProperties2(physical, &props2);
+  d->max_allocation = maintenance3.maxMemoryAllocationSize;
+
+  // The features kernels use: device addresses, scalar block layout and
+  // 64-bit integers are required; the rest are taken where present, and a
+  // kernel on a type the device lacks is refused at compile.
+  VkPhysicalDeviceVulkan12Features v12{};
+  v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  VkPhysicalDeviceVulkan11Features v11{};
+  v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  v11.pNext = &v12;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &v11;
+  api_.vkGetPhysicalDeviceFeatures2(physical, &features);
+  if (!v12.bufferDeviceAddress || !v12.scalarBlockLayout || !features.features.shaderInt64) {
+    why = d->name + " lacks " + (!v12.bufferDeviceAddress ? "bufferDeviceAddress" : !v12.scalarBlockLayout ? "scalarBlockLayout" : "shaderInt64") +
+          ", which the Vulkan plugin's kernels need";
+    return nullptr;
+  }
+  d->features.int64 = true;
+  d->features.float64 = features.features.shaderFloat64;
+  d->features.int16 = features.features.shaderInt16;
+  d->features.int8 = v12.shaderInt8;
+  d->features.float16 = v12.shaderFloat16;
+  d->features.storage8 = v12.storageBuffer8BitAccess;
+  d->features.storage16 = v11.storageBuffer16BitAccess;
+  // Enable exactly what was found (and nothing else the device offers).
+  VkPhysicalDeviceVulkan12Features enable12{};
+  enable12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  enable12.bufferDeviceAddress = VK_TRUE;
+  enable12.scalarBlockLayout = VK_TRUE;
+  enable12.shaderInt8 = v12.shaderInt8;
+  enable12.shaderFloat16 = v12.shaderFloat16;
+  enable12.storageBuffer8BitAccess = v12.storageBuffer8BitAccess;
+  VkPhysicalDeviceVulkan11Features enable11{};
+  enable11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  enable11.storageBuffer16BitAccess = v11.storageBuffer16BitAccess;
+  enable11.pNext = &enable12;
+  VkPhysicalDeviceFeatures2 enable{};
+  enable.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  enable.pNext = &enable11;
+  enable.features.shaderInt64 = VK_TRUE;
+  enable.features.shaderFloat64 = features.features.shaderFloat64;
+  enable.features.shaderInt16 = features.features.shaderInt16;
   uint32_t families = 0;
   api_.vkGetPhysicalDeviceQueueFamilyProperties(physical, &families, nullptr);
   std::vector<VkQueueFamilyProperties> family(families);
@@ -150,6 +261,7 @@ std::unique_ptr<Device> Instance::OpenDevice(VkPhysicalDevice physical, std::str
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
+  info.pNext = &enable;
   VkResult r = api_.vkCreateDevice(physical, &info, nullptr, &d->device);
   if (r != VK_SUCCESS) {
     d->device = VK_NULL_HANDLE;

@@ -2,21 +2,33 @@
 // with a compute queue and host-visible coherent memory is an Anvil device.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "plugins/vulkan/glsl_types.h"
 #include "plugins/vulkan/vulkan_api.h"
 
 namespace anvil::vulkan {
 
-// One storage buffer with its memory, mapped for the host's copies.
+// One storage buffer with its memory, mapped for the host's copies, and
+// its device address (kernels reach every buffer through its address).
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   void* mapped = nullptr;
   size_t bytes = 0;
+  VkDeviceAddress address = 0;
+};
+
+// A compute pipeline whose only layout is 8 bytes of push constants (the
+// address of the kernel's address table).
+struct Pipeline {
+  VkShaderModule shader = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
 };
 
 struct Device {
@@ -29,14 +41,25 @@ struct Device {
   uint64_t memory_bytes = 0;
   uint32_t max_storage_buffer_range = 0;
   std::string name;
-  VkPhysicalDeviceFeatures features{};
+  ShaderFeatures features;
+  uint64_t max_allocation = 0;  // the largest buffer one allocation can hold
+  uint32_t workgroup_size = 64;
   std::mutex mutex;  // the queue and the command pool are used by one thread at a time
   VkCommandPool command_pool = VK_NULL_HANDLE;
 
   // A storage buffer of `bytes` (at least 4: Vulkan has no empty buffers).
   bool CreateBuffer(size_t bytes, Buffer* out, std::string& why);
   void DestroyBuffer(Buffer& buffer);
+  // The pipeline of SPIR-V `words`, made once per distinct kernel text
+  // `key` and kept for the device's lifetime, so programs that share
+  // kernels (and repeated compiles) skip the driver's compile.
+  const Pipeline* FindPipeline(const std::string& key);
+  bool AddPipeline(const std::string& key, const std::vector<uint32_t>& words, const Pipeline** out, std::string& why);
   ~Device();
+
+ private:
+  std::mutex pipelines_mutex_;
+  std::map<std::string, Pipeline> pipelines_;
 };
 
 class Instance {

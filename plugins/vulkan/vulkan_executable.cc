@@ -1,209 +1,300 @@
 #include "plugins/vulkan/vulkan_executable.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
+#include "hlo/attributes.h"
 #include "hlo/hlo_parser.h"
-#include "plugins/vulkan/spirv_elementwise.h"
+#include "hlo/kernel_plan.h"
+#include "plugins/vulkan/glsl_kernel.h"
+#include "plugins/vulkan/spirv_compiler.h"
 
 namespace anvil::vulkan {
-namespace {
 
-using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
 
-size_t Bytes(const hlo::Shape& s) { return static_cast<size_t>(s.ElementCount() * hlo::Info(s.element_type()).byte_size); }
+namespace {
 
-hlo::Status NotYet(const Instruction& i, const std::string& why = "") {
-  return hlo::Unimplemented("the Vulkan plugin cannot compile %" + i.name + " (" + std::string(i.OpcodeSpelling()) + " " +
-                            i.shape.ToString(false) + ") yet" + (why.empty() ? "" : ": " + why));
+uint64_t Bytes(const hlo::Shape& s) {
+  return s.IsArray() ? static_cast<uint64_t>(s.ElementCount()) * hlo::Info(s.element_type()).byte_size : 0;
 }
 
-// The kernel key of the pipeline cache: op, type and which operands are scalars.
-std::string KeyOf(const ElementwiseKernel& k) {
-  std::string key = std::to_string(static_cast<int>(k.opcode)) + "/" + std::to_string(static_cast<int>(k.type)) + "/";
-  for (bool s : k.scalar_operands) key += s ? 's' : 'v';
-  return key;
+size_t LeafCount(const hlo::Shape& s) {
+  if (!s.IsTuple()) return 1;
+  size_t n = 0;
+  for (const hlo::Shape& e : s.tuple_elements()) n += LeafCount(e);
+  return n;
+}
+
+hlo::Status NotYet(const Instruction& i, const std::string& why) {
+  return hlo::Unimplemented("the Vulkan plugin cannot compile %" + i.name + " (" + std::string(i.OpcodeSpelling()) + " " +
+                            i.shape.ToString(false) + ") yet: " + why);
 }
 
 }  // namespace
+
+// Turns the kernel plan into pipelines, locations and operations.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(Executable& exe, const hlo::ProgramPlan& plan) : exe_(exe), plan_(plan) {
+    options_.features = exe.device_.features;
+    options_.workgroup_size = exe.device_.workgroup_size;
+    chunk_limit_ = std::max<uint64_t>(exe.device_.max_allocation, 1 << 20);
+  }
+
+  hlo::Status Build(const hlo::Module& module) {
+    const hlo::Computation& entry = *module.entry;
+    std::vector<std::vector<Loc>> params;
+    for (const Instruction* p : entry.parameters) {
+      if (!p->shape.IsArray()) return NotYet(*p, "tuple-shaped entry parameters");
+      Loc l{Loc::Kind::kParameter, static_cast<uint32_t>(p->parameter_number), 0, Bytes(p->shape)};
+      params.push_back({l});
+      exe_.parameter_bytes_.push_back(l.bytes);
+    }
+    std::vector<Loc> result;
+    ANVIL_RETURN_IF_ERROR(Computation(entry, params, exe_.ops_, result));
+    exe_.outputs_ = result;
+    for (const Loc& l : result) exe_.output_bytes_.push_back(l.bytes);
+    if (!offsets_.empty()) exe_.arena_chunks_ = offsets_;
+    std::string why;
+    if (!exe_.device_.CreateBuffer(constant_bytes_.size(), &exe_.constants_, why)) return hlo::ResourceExhausted(why);
+    if (!constant_bytes_.empty()) std::memcpy(exe_.constants_.mapped, constant_bytes_.data(), constant_bytes_.size());
+    return hlo::OkStatus();
+  }
+
+ private:
+  Loc Allocate(uint64_t bytes, hlo::Status& status) {
+    const uint64_t aligned = (std::max<uint64_t>(bytes, 1) + 15) / 16 * 16;
+    if (aligned > chunk_limit_) {
+      status = hlo::ResourceExhausted("a value of " + std::to_string(bytes) + " bytes is larger than the " +
+                                      std::to_string(chunk_limit_) + " bytes one allocation of " + exe_.device_.name +
+                                      " can hold");
+      return {};
+    }
+    if (offsets_.empty() || offsets_.back() + aligned > chunk_limit_) offsets_.push_back(0);
+    Loc l{Loc::Kind::kArena, static_cast<uint32_t>(offsets_.size() - 1), offsets_.back(), bytes};
+    offsets_.back() += aligned;
+    return l;
+  }
+
+  hlo::StatusOr<std::vector<Loc>> AllocateShape(const hlo::Shape& s) {
+    std::vector<Loc> leaves;
+    hlo::Status status = hlo::OkStatus();
+    std::function<void(const hlo::Shape&)> walk = [&](const hlo::Shape& at) {
+      if (at.IsTuple()) {
+        for (const hlo::Shape& e : at.tuple_elements()) walk(e);
+      } else if (at.IsArray()) {
+        leaves.push_back(Allocate(Bytes(at), status));
+      } else {
+        leaves.push_back(Loc{});
+      }
+    };
+    walk(s);
+    if (!status.ok()) return status;
+    return leaves;
+  }
+
+  Loc Constant(const Instruction& i) {
+    const auto& data = i.literal->data();
+    while (constant_bytes_.size() % 16) constant_bytes_.push_back(0);
+    Loc l{Loc::Kind::kConstant, 0, constant_bytes_.size(), data.size()};
+    constant_bytes_.insert(constant_bytes_.end(), data.begin(), data.end());
+    return l;
+  }
+
+  static void Copies(const std::vector<Loc>& from, const std::vector<Loc>& to, std::vector<Op>& ops) {
+    for (size_t k = 0; k < from.size(); ++k) {
+      if (from[k].kind == Loc::Kind::kNone || from[k].bytes == 0) continue;
+      if (from[k].kind == to[k].kind && from[k].index == to[k].index && from[k].offset == to[k].offset) continue;
+      Op op;
+      op.kind = Op::Kind::kCopy;
+      op.src = from[k];
+      op.dst = to[k];
+      ops.push_back(op);
+    }
+  }
+
+  hlo::Status Kernel(const hlo::KernelSpec& spec, const std::unordered_map<const Instruction*, std::vector<Loc>>& values,
+                     std::vector<Loc>& result, std::vector<Op>& ops) {
+    ANVIL_ASSIGN_OR_RETURN(KernelShaders shaders, EmitKernel(spec, options_));
+    ANVIL_ASSIGN_OR_RETURN(result, AllocateShape(spec.root->shape));
+    std::vector<Loc> table;
+    for (const Instruction* in : shaders.inputs) table.push_back(values.at(in).at(0));
+    table.insert(table.end(), result.begin(), result.end());
+    exe_.tables_.push_back(table);
+    for (size_t p = 0; p < shaders.passes.size(); ++p) {
+      const ShaderPass& pass = shaders.passes[p];
+      const Pipeline* pipeline = exe_.device_.FindPipeline(pass.glsl);
+      if (!pipeline) {
+        ANVIL_ASSIGN_OR_RETURN(std::vector<uint32_t> words, CompileGlsl(pass.glsl, spec.root->name));
+        std::string why;
+        if (!exe_.device_.AddPipeline(pass.glsl, words, &pipeline, why)) return hlo::Internal(why);
+      }
+      Op op;
+      op.kind = Op::Kind::kDispatch;
+      op.pipeline = pipeline;
+      op.table = exe_.tables_.size() - 1;
+      const uint64_t groups = (pass.invocations + options_.workgroup_size - 1) / options_.workgroup_size;
+      op.groups = static_cast<uint32_t>(std::clamp<uint64_t>(groups, 1, 65535));
+      op.what = "%" + spec.root->name;
+      ops.push_back(op);
+    }
+    ++exe_.kernel_count_;
+    return hlo::OkStatus();
+  }
+
+  hlo::Status Computation(const hlo::Computation& c, const std::vector<std::vector<Loc>>& params, std::vector<Op>& ops,
+                          std::vector<Loc>& result) {
+    const hlo::ComputationPlan* plan = plan_.Find(&c);
+    if (!plan) return hlo::Internal("computation %" + c.name + " was not planned");
+    std::unordered_map<const Instruction*, const hlo::KernelSpec*> kernel_of;
+    std::unordered_map<const Instruction*, bool> fused;
+    for (const hlo::PlanStep& s : plan->steps) {
+      if (s.kind != hlo::PlanStep::Kind::kKernel) continue;
+      kernel_of[s.kernel.root] = &s.kernel;
+      for (const Instruction* f : s.kernel.fused) fused[f] = true;
+    }
+    std::unordered_map<const Instruction*, std::vector<Loc>> values;
+    for (const auto& owned : c.instructions) {
+      const Instruction& i = *owned;
+      std::vector<Loc>& v = values[&i];
+      switch (i.opcode) {
+        case Opcode::kParameter:
+          v = params.at(static_cast<size_t>(i.parameter_number));
+          continue;
+        case Opcode::kConstant:
+          if (!i.literal || i.literal->elided()) {
+            if (fused.count(&i)) continue;
+            return NotYet(i, "the constant's values are not in the program");
+          }
+          v = {Constant(i)};
+          continue;
+        case Opcode::kTuple:
+          for (const Instruction* o : i.operands) {
+            const auto& ov = values.at(o);
+            v.insert(v.end(), ov.begin(), ov.end());
+          }
+          continue;
+        case Opcode::kGetTupleElement: {
+          ANVIL_ASSIGN_OR_RETURN(int64_t index, hlo::IntAttribute(i, "index", std::nullopt));
+          const hlo::Shape& t = i.operands[0]->shape;
+          size_t first = 0;
+          for (int64_t k = 0; k < index; ++k) first += LeafCount(t.tuple_elements()[k]);
+          const auto& ov = values.at(i.operands[0]);
+          v.assign(ov.begin() + first, ov.begin() + first + LeafCount(i.shape));
+          continue;
+        }
+        case Opcode::kOptimizationBarrier:
+        case Opcode::kAddDependency:
+          v = values.at(i.operands[0]);
+          continue;
+        case Opcode::kAfterAll:
+        case Opcode::kDomain:
+          v = std::vector<Loc>(LeafCount(i.shape));
+          continue;
+        case Opcode::kCall: {
+          std::vector<std::vector<Loc>> args;
+          for (const Instruction* o : i.operands) args.push_back(values.at(o));
+          ANVIL_RETURN_IF_ERROR(Computation(*i.called_computations.at(0), args, ops, v));
+          continue;
+        }
+        case Opcode::kWhile: {
+          ANVIL_RETURN_IF_ERROR(While(i, values.at(i.operands[0]), ops, v));
+          continue;
+        }
+        case Opcode::kConditional: {
+          ANVIL_RETURN_IF_ERROR(Conditional(i, values, ops, v));
+          continue;
+        }
+        default: break;
+      }
+      if (fused.count(&i)) continue;
+      auto k = kernel_of.find(&i);
+      if (k == kernel_of.end()) return NotYet(i, "no kernel was planned for it");
+      ANVIL_RETURN_IF_ERROR(Kernel(*k->second, values, v, ops));
+    }
+    result = values.at(c.root);
+    return hlo::OkStatus();
+  }
+
+  hlo::Status While(const Instruction& i, const std::vector<Loc>& init, std::vector<Op>& ops, std::vector<Loc>& state) {
+    const hlo::Computation* cond = nullptr;
+    const hlo::Computation* body = nullptr;
+    const hlo::Attribute* ca = i.FindAttribute("condition");
+    const hlo::Attribute* ba = i.FindAttribute("body");
+    const bool condition_first = ca < ba;
+    cond = i.called_computations.at(condition_first ? 0 : 1);
+    body = i.called_computations.at(condition_first ? 1 : 0);
+    ANVIL_ASSIGN_OR_RETURN(state, AllocateShape(i.shape));
+    Copies(init, state, ops);
+    Op loop;
+    loop.kind = Op::Kind::kWhile;
+    loop.branches.resize(2);
+    std::vector<Loc> predicate, next;
+    ANVIL_RETURN_IF_ERROR(Computation(*cond, {state}, loop.branches[0], predicate));
+    loop.selector = predicate.at(0);
+    loop.selector_is_pred = true;
+    ANVIL_RETURN_IF_ERROR(Computation(*body, {state}, loop.branches[1], next));
+    // Results that are another element of the state (a swap) go through a
+    // staging copy so no copy reads what an earlier one overwrote.
+    std::vector<Loc> staged = next;
+    for (size_t k = 0; k < next.size(); ++k) {
+      for (size_t j = 0; j < state.size(); ++j) {
+        if (j != k && next[k].kind == state[j].kind && next[k].index == state[j].index &&
+            next[k].offset == state[j].offset && next[k].kind != Loc::Kind::kNone) {
+          hlo::Status status = hlo::OkStatus();
+          staged[k] = Allocate(next[k].bytes, status);
+          ANVIL_RETURN_IF_ERROR(status);
+          Copies({next[k]}, {staged[k]}, loop.branches[1]);
+        }
+      }
+    }
+    Copies(staged, state, loop.branches[1]);
+    ops.push_back(std::move(loop));
+    return hlo::OkStatus();
+  }
+
+  hlo::Status Conditional(const Instruction& i, const std::unordered_map<const Instruction*, std::vector<Loc>>& values,
+                          std::vector<Op>& ops, std::vector<Loc>& result) {
+    ANVIL_ASSIGN_OR_RETURN(result, AllocateShape(i.shape));
+    Op op;
+    op.kind = Op::Kind::kConditional;
+    op.selector = values.at(i.operands[0]).at(0);
+    op.selector_is_pred = i.operands[0]->shape.element_type() == hlo::ElementType::kPred;
+    for (size_t b = 0; b < i.called_computations.size(); ++b) {
+      std::vector<Op> branch;
+      std::vector<Loc> out;
+      ANVIL_RETURN_IF_ERROR(Computation(*i.called_computations[b], {values.at(i.operands.at(b + 1))}, branch, out));
+      Copies(out, result, branch);
+      op.branches.push_back(std::move(branch));
+    }
+    ops.push_back(std::move(op));
+    return hlo::OkStatus();
+  }
+
+  Executable& exe_;
+  const hlo::ProgramPlan& plan_;
+  KernelOptions options_;
+  uint64_t chunk_limit_ = 0;
+  std::vector<uint64_t> offsets_;  // bytes used in each arena chunk
+  std::vector<uint8_t> constant_bytes_;
+};
 
 hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, size_t device_index,
                                                                std::string_view hlo_text) {
   auto module = hlo::ParseHloModule(hlo_text, {"canonical", 1});
   if (!module.ok()) return module.status();
+  ANVIL_ASSIGN_OR_RETURN(hlo::ProgramPlan plan, hlo::PlanKernels(**module));
   std::unique_ptr<Executable> exe(new Executable(device, device_index));
-  ANVIL_RETURN_IF_ERROR(exe->Build(*(*module)->entry));
+  ProgramBuilder builder(*exe, plan);
+  ANVIL_RETURN_IF_ERROR(builder.Build(**module));
   return exe;
 }
 
-hlo::Status Executable::Build(const hlo::Computation& entry) {
-  std::unordered_map<const Instruction*, ValueRef> values;
-  std::map<std::string, size_t> pipeline_of;
-  auto check_size = [&](const Instruction& i) -> hlo::Status {
-    if (!i.shape.IsArray()) return NotYet(i, "tuples are taken only as the entry's result");
-    if (Bytes(i.shape) > device_.max_storage_buffer_range) {
-      return NotYet(i, "it needs " + std::to_string(Bytes(i.shape)) + " bytes in one storage buffer and " +
-                           device_.name + " binds at most " + std::to_string(device_.max_storage_buffer_range));
-    }
-    if (i.shape.ElementCount() > 0xFFFFFFFFll) return NotYet(i, "more than 2^32 elements");
-    return hlo::OkStatus();
-  };
-  auto add_dispatch = [&](const ElementwiseKernel& kernel, std::vector<ValueRef> bindings, uint32_t elements) -> hlo::Status {
-    const std::string key = KeyOf(kernel);
-    auto found = pipeline_of.find(key);
-    if (found == pipeline_of.end()) {
-      ANVIL_ASSIGN_OR_RETURN(std::vector<uint32_t> words, EmitElementwise(kernel));
-      Pipeline p;
-      p.bindings = static_cast<uint32_t>(kernel.scalar_operands.size() + 1);
-      const Api& api = device_.api;
-      VkShaderModuleCreateInfo shader{};
-      shader.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-      shader.codeSize = words.size() * 4;
-      shader.pCode = words.data();
-      VkResult r = api.vkCreateShaderModule(device_.device, &shader, nullptr, &p.shader);
-      std::vector<VkDescriptorSetLayoutBinding> bindings_layout(p.bindings);
-      for (uint32_t b = 0; b < p.bindings; ++b) {
-        bindings_layout[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
-      }
-      VkDescriptorSetLayoutCreateInfo set{};
-      set.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-      set.bindingCount = p.bindings;
-      set.pBindings = bindings_layout.data();
-      if (r == VK_SUCCESS) r = api.vkCreateDescriptorSetLayout(device_.device, &set, nullptr, &p.set_layout);
-      VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
-      VkPipelineLayoutCreateInfo layout{};
-      layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-      layout.setLayoutCount = 1;
-      layout.pSetLayouts = &p.set_layout;
-      layout.pushConstantRangeCount = 1;
-      layout.pPushConstantRanges = &push;
-      if (r == VK_SUCCESS) r = api.vkCreatePipelineLayout(device_.device, &layout, nullptr, &p.layout);
-      VkComputePipelineCreateInfo info{};
-      info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-      info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-      info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-      info.stage.module = p.shader;
-      info.stage.pName = "main";
-      info.layout = p.layout;
-      if (r == VK_SUCCESS) r = api.vkCreateComputePipelines(device_.device, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline);
-      pipelines_.push_back(p);  // destroyed with the executable even when incomplete
-      if (r != VK_SUCCESS) return hlo::Internal("creating a compute pipeline: " + ResultName(r));
-      found = pipeline_of.emplace(key, pipelines_.size() - 1).first;
-    }
-    dispatches_.push_back(Dispatch{found->second, std::move(bindings), elements});
-    return hlo::OkStatus();
-  };
-
-  for (const auto& owned : entry.instructions) {
-    const Instruction& i = *owned;
-    switch (i.opcode) {
-      case Opcode::kParameter:
-        ANVIL_RETURN_IF_ERROR(check_size(i));
-        values[&i] = {ValueRef::Kind::kParameter, static_cast<size_t>(i.parameter_number)};
-        parameter_count_ = std::max(parameter_count_, static_cast<size_t>(i.parameter_number) + 1);
-        continue;
-      case Opcode::kConstant: {
-        ANVIL_RETURN_IF_ERROR(check_size(i));
-        if (!i.literal || i.literal->elided()) return NotYet(i, "the constant's values are not in the program");
-        Buffer b;
-        std::string why;
-        if (!device_.CreateBuffer(Bytes(i.shape), &b, why)) return hlo::ResourceExhausted(why);
-        if (!i.literal->data().empty()) std::memcpy(b.mapped, i.literal->data().data(), i.literal->data().size());
-        constants_.push_back(b);
-        values[&i] = {ValueRef::Kind::kConstant, constants_.size() - 1};
-        continue;
-      }
-      case Opcode::kTuple:
-        if (&i != entry.root) return NotYet(i, "tuples are taken only as the entry's result");
-        continue;
-      case Opcode::kReshape:
-      case Opcode::kBitcast:
-        if (Bytes(i.shape) == Bytes(i.operands[0]->shape)) {
-          values[&i] = values.at(i.operands[0]);  // same bytes, row-major either way
-          continue;
-        }
-        return NotYet(i);
-      default: break;
-    }
-    ANVIL_RETURN_IF_ERROR(check_size(i));
-    ElementwiseKernel kernel;
-    kernel.type = i.shape.element_type();
-    const int64_t count = i.shape.ElementCount();
-    if (i.opcode == Opcode::kBroadcast || i.opcode == Opcode::kCopy) {
-      const int64_t from = i.operands[0]->shape.ElementCount();
-      if (from != 1 && from != count) return NotYet(i, "only broadcasts of one value or of as many values");
-      kernel.opcode = Opcode::kCopy;
-    } else if (hlo::IsElementwiseUnary(i.opcode) || hlo::IsElementwiseBinary(i.opcode)) {
-      kernel.opcode = i.opcode;
-    } else {
-      return NotYet(i);
-    }
-    std::vector<ValueRef> bindings;
-    for (const Instruction* o : i.operands) {
-      if (o->shape.element_type() != kernel.type) return NotYet(i, "operands of another element type");
-      const int64_t n = o->shape.ElementCount();
-      if (n != 1 && n != count) return NotYet(i, "operand shapes differ");
-      kernel.scalar_operands.push_back(n == 1 && count != 1);
-      bindings.push_back(values.at(o));
-    }
-    if (!HasElementwiseKernel(kernel.opcode, kernel.type, kernel.scalar_operands.size())) {
-      return NotYet(i, "no kernel for this op on " + std::string(hlo::HloName(kernel.type)));
-    }
-    temporary_bytes_.push_back(Bytes(i.shape));
-    const ValueRef result{ValueRef::Kind::kTemporary, temporary_bytes_.size() - 1};
-    bindings.push_back(result);
-    values[&i] = result;
-    ANVIL_RETURN_IF_ERROR(add_dispatch(kernel, std::move(bindings), static_cast<uint32_t>(count)));
-  }
-
-  // Results: a temporary that is one output only is computed straight into
-  // the output's memory; anything else is copied there.
-  std::vector<const Instruction*> results;
-  if (entry.root->opcode == Opcode::kTuple) {
-    results.assign(entry.root->operands.begin(), entry.root->operands.end());
-  } else {
-    results.push_back(entry.root);
-  }
-  std::map<size_t, int> uses;  // temporary -> number of outputs that are it
-  for (const Instruction* r : results) {
-    if (values.at(r).kind == ValueRef::Kind::kTemporary) ++uses[values.at(r).index];
-  }
-  for (size_t k = 0; k < results.size(); ++k) {
-    const Instruction* r = results[k];
-    if (!r->shape.IsArray()) return NotYet(*r, "nested tuples");
-    output_bytes_.push_back(Bytes(r->shape));
-    const ValueRef v = values.at(r);
-    const ValueRef out{ValueRef::Kind::kOutput, k};
-    if (v.kind == ValueRef::Kind::kTemporary && uses[v.index] == 1) {
-      for (Dispatch& d : dispatches_) {
-        for (ValueRef& b : d.bindings) {
-          if (b.kind == v.kind && b.index == v.index) b = out;
-        }
-      }
-      continue;
-    }
-    if (hlo::Info(r->shape.element_type()).byte_size != 4) return NotYet(*r, "an output copied from another value");
-    ElementwiseKernel copy;
-    copy.opcode = Opcode::kCopy;
-    copy.type = ElementType::kU32;  // any 4-byte type, bit for bit
-    copy.scalar_operands = {false};
-    ANVIL_RETURN_IF_ERROR(add_dispatch(copy, {v, out}, static_cast<uint32_t>(r->shape.ElementCount())));
-  }
-  return hlo::OkStatus();
-}
-
-Executable::~Executable() {
-  const Api& api = device_.api;
-  for (Pipeline& p : pipelines_) {
-    if (p.pipeline) api.vkDestroyPipeline(device_.device, p.pipeline, nullptr);
-    if (p.layout) api.vkDestroyPipelineLayout(device_.device, p.layout, nullptr);
-    if (p.set_layout) api.vkDestroyDescriptorSetLayout(device_.device, p.set_layout, nullptr);
-    if (p.shader) api.vkDestroyShaderModule(device_.device, p.shader, nullptr);
-  }
-  for (Buffer& b : constants_) device_.DestroyBuffer(b);
-}
+Executable::~Executable() { device_.DestroyBuffer(constants_); }
 
 }  // namespace anvil::vulkan

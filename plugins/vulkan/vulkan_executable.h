@@ -1,6 +1,8 @@
-// A program compiled for one Vulkan device: its values (parameters,
-// constants uploaded at compile, intermediates made per execution), one
-// compute pipeline per kernel, and the order of the dispatches.
+// A program compiled for one Vulkan device: the kernels of every planned
+// computation as cached pipelines, where each value lives, and the
+// operations an execution performs: dispatches and copies recorded into
+// command buffers, and the while loops and conditionals the host decides
+// between submissions.
 #pragma once
 
 #include <memory>
@@ -13,54 +15,64 @@
 
 namespace anvil::vulkan {
 
-// Where a value's buffer comes from in an execution.
-struct ValueRef {
-  enum class Kind { kParameter, kConstant, kTemporary, kOutput } kind = Kind::kTemporary;
-  size_t index = 0;
+// Where one array lives in an execution.
+struct Loc {
+  enum class Kind : uint8_t { kNone, kParameter, kConstant, kArena } kind = Kind::kNone;
+  uint32_t index = 0;   // parameter number, or arena chunk
+  uint64_t offset = 0;  // bytes into the constant buffer or chunk
+  uint64_t bytes = 0;
 };
 
-struct Dispatch {
-  size_t pipeline = 0;
-  std::vector<ValueRef> bindings;  // operands, then the result
-  uint32_t elements = 0;
-};
-
-struct Pipeline {
-  VkShaderModule shader = VK_NULL_HANDLE;
-  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  uint32_t bindings = 0;
+struct Op {
+  enum class Kind : uint8_t { kDispatch, kCopy, kWhile, kConditional } kind = Kind::kDispatch;
+  // kDispatch: a pipeline, its table of addresses, its workgroup count.
+  const Pipeline* pipeline = nullptr;
+  size_t table = 0;
+  uint32_t groups = 0;
+  std::string what;  // the kernel's root, for messages
+  // kCopy
+  Loc src, dst;
+  // kWhile: run `first` (the condition), test `selector`, run `second` (body
+  // and the copies back into the loop state), repeat.
+  // kConditional: test `selector` (a pred: branch 0 if true; an s32: that
+  // branch, the last one when out of range), run that branch.
+  Loc selector;
+  bool selector_is_pred = false;
+  std::vector<std::vector<Op>> branches;
 };
 
 class Executable {
  public:
-  // Compiles canonical HLO text for `device`; UNIMPLEMENTED names the first
-  // instruction this plugin cannot compile yet.
   static hlo::StatusOr<std::unique_ptr<Executable>> Compile(Device& device, size_t device_index,
                                                             std::string_view hlo_text);
   ~Executable();
 
   Device& device() { return device_; }
   size_t device_index() const { return device_index_; }
-  const std::vector<size_t>& output_bytes() const { return output_bytes_; }
-  size_t parameter_count() const { return parameter_count_; }
-  const std::vector<size_t>& temporary_bytes() const { return temporary_bytes_; }
-  const std::vector<Dispatch>& dispatches() const { return dispatches_; }
-  const std::vector<Pipeline>& pipelines() const { return pipelines_; }
-  const std::vector<Buffer>& constants() const { return constants_; }
+  size_t parameter_count() const { return parameter_bytes_.size(); }
+  const std::vector<uint64_t>& parameter_bytes() const { return parameter_bytes_; }
+  const std::vector<uint64_t>& output_bytes() const { return output_bytes_; }
+  const std::vector<uint64_t>& arena_chunks() const { return arena_chunks_; }
+  const Buffer& constants() const { return constants_; }
+  // Per dispatch: the locations whose addresses its table holds.
+  const std::vector<std::vector<Loc>>& tables() const { return tables_; }
+  const std::vector<Op>& ops() const { return ops_; }
+  // Locations of the outputs, copied out at the end.
+  const std::vector<Loc>& outputs() const { return outputs_; }
+  size_t kernel_count() const { return kernel_count_; }
 
  private:
+  friend class ProgramBuilder;
   Executable(Device& device, size_t device_index) : device_(device), device_index_(device_index) {}
-  hlo::Status Build(const hlo::Computation& entry);
 
   Device& device_;
-  size_t device_index_;  // the plugin's number for device_
-  size_t parameter_count_ = 0;
-  std::vector<Buffer> constants_;
-  std::vector<size_t> temporary_bytes_, output_bytes_;
-  std::vector<Pipeline> pipelines_;
-  std::vector<Dispatch> dispatches_;
+  size_t device_index_;
+  std::vector<uint64_t> parameter_bytes_, output_bytes_, arena_chunks_;
+  Buffer constants_;
+  std::vector<std::vector<Loc>> tables_;
+  std::vector<Op> ops_;
+  std::vector<Loc> outputs_;
+  size_t kernel_count_ = 0;
 };
 
 }  // namespace anvil::vulkan

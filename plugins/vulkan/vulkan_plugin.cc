@@ -13,9 +13,9 @@
 
 #include "anvil/anvil_plugin.h"
 #include "plugins/common/plugin_support.h"
-#include "plugins/vulkan/spirv_elementwise.h"
 #include "plugins/vulkan/vulkan_device.h"
 #include "plugins/vulkan/vulkan_executable.h"
+#include "plugins/vulkan/vulkan_run.h"
 
 struct anvil_plugin_memory {
   size_t device;
@@ -39,7 +39,6 @@ using anvil::plugin::kResourceExhausted;
 using anvil::vulkan::Buffer;
 using anvil::vulkan::Device;
 using anvil::vulkan::Executable;
-using anvil::vulkan::ValueRef;
 
 // One Vulkan instance for the process, made on first use and never torn
 // down: creating one costs a quarter second on lavapipe, and drivers keep
@@ -141,177 +140,38 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const 
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
 
-// What one execution holds until its fence signals.
-struct Run {
-  Device* device = nullptr;
-  std::vector<Buffer> temporaries;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer commands = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  std::vector<anvil_plugin_memory*> donated;
-
-  void Release(anvil_plugin_context* context) {
-    const anvil::vulkan::Api& api = device->api;
-    if (fence) api.vkDestroyFence(device->device, fence, nullptr);
-    if (commands) {
-      std::lock_guard<std::mutex> lock(device->mutex);
-      api.vkFreeCommandBuffers(device->device, device->command_pool, 1, &commands);
-    }
-    if (pool) api.vkDestroyDescriptorPool(device->device, pool, nullptr);
-    for (Buffer& b : temporaries) device->DestroyBuffer(b);
-    for (auto* m : donated) Free(context, m);
-  }
-};
-
-// Records every dispatch of `exe` into `run`'s command buffer and submits it.
-anvil_plugin_error* Submit(Executable& exe, Run& run, anvil_plugin_memory* const* inputs,
-                           anvil_plugin_memory* const* outputs) {
-  Device& d = *run.device;
-  const anvil::vulkan::Api& api = d.api;
-  std::string why;
-  const auto& dispatches = exe.dispatches();
-  std::vector<bool> used(exe.temporary_bytes().size(), false);
-  size_t descriptors = 0;
-  for (const auto& dispatch : dispatches) {
-    descriptors += dispatch.bindings.size();
-    for (const ValueRef& b : dispatch.bindings) {
-      if (b.kind == ValueRef::Kind::kTemporary) used[b.index] = true;
-    }
-  }
-  run.temporaries.resize(used.size());
-  for (size_t t = 0; t < used.size(); ++t) {
-    if (used[t] && !d.CreateBuffer(exe.temporary_bytes()[t], &run.temporaries[t], why)) {
-      return Error(kResourceExhausted, why);
-    }
-  }
-  auto buffer_of = [&](const ValueRef& v) -> VkBuffer {
-    switch (v.kind) {
-      case ValueRef::Kind::kParameter: return inputs[v.index]->buffer.buffer;
-      case ValueRef::Kind::kConstant: return exe.constants()[v.index].buffer;
-      case ValueRef::Kind::kTemporary: return run.temporaries[v.index].buffer;
-      case ValueRef::Kind::kOutput: return outputs[v.index]->buffer.buffer;
-    }
-    return VK_NULL_HANDLE;
-  };
-  VkResult r = VK_SUCCESS;
-  if (!dispatches.empty()) {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(descriptors)};
-    VkDescriptorPoolCreateInfo pool{};
-    pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-    pool.maxSets = static_cast<uint32_t>(dispatches.size());
-    pool.poolSizeCount = 1;
-    pool.pPoolSizes = &size;
-    r = api.vkCreateDescriptorPool(d.device, &pool, nullptr, &run.pool);
-    if (r != VK_SUCCESS) return Error(kResourceExhausted, "vkCreateDescriptorPool: " + anvil::vulkan::ResultName(r));
-  }
-  std::vector<VkDescriptorSet> sets(dispatches.size());
-  for (size_t k = 0; k < dispatches.size() && r == VK_SUCCESS; ++k) {
-    const auto& pipeline = exe.pipelines()[dispatches[k].pipeline];
-    VkDescriptorSetAllocateInfo alloc{};
-    alloc.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-    alloc.descriptorPool = run.pool;
-    alloc.descriptorSetCount = 1;
-    alloc.pSetLayouts = &pipeline.set_layout;
-    r = api.vkAllocateDescriptorSets(d.device, &alloc, &sets[k]);
-    if (r != VK_SUCCESS) break;
-    std::vector<VkDescriptorBufferInfo> infos;
-    for (const ValueRef& b : dispatches[k].bindings) infos.push_back({buffer_of(b), 0, VK_WHOLE_SIZE});
-    std::vector<VkWriteDescriptorSet> writes(infos.size());
-    for (size_t b = 0; b < infos.size(); ++b) {
-      writes[b] = {};
-      writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-      writes[b].dstSet = sets[k];
-      writes[b].dstBinding = static_cast<uint32_t>(b);
-      writes[b].descriptorCount = 1;
-      writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[b].pBufferInfo = &infos[b];
-    }
-    api.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  }
-  if (r != VK_SUCCESS) return Error(kResourceExhausted, "allocating descriptor sets: " + anvil::vulkan::ResultName(r));
-  VkFenceCreateInfo fence{};
-  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  r = api.vkCreateFence(d.device, &fence, nullptr, &run.fence);
-  if (r != VK_SUCCESS) return Error(kResourceExhausted, "vkCreateFence: " + anvil::vulkan::ResultName(r));
-
-  std::lock_guard<std::mutex> lock(d.mutex);
-  VkCommandBufferAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  alloc.commandPool = d.command_pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  r = api.vkAllocateCommandBuffers(d.device, &alloc, &run.commands);
-  if (r != VK_SUCCESS) {
-    run.commands = VK_NULL_HANDLE;
-    return Error(kResourceExhausted, "vkAllocateCommandBuffers: " + anvil::vulkan::ResultName(r));
-  }
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  api.vkBeginCommandBuffer(run.commands, &begin);
-  for (size_t k = 0; k < dispatches.size(); ++k) {
-    const auto& pipeline = exe.pipelines()[dispatches[k].pipeline];
-    api.vkCmdBindPipeline(run.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-    api.vkCmdBindDescriptorSets(run.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &sets[k], 0, nullptr);
-    const uint32_t elements = dispatches[k].elements;
-    api.vkCmdPushConstants(run.commands, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &elements);
-    api.vkCmdDispatch(run.commands, (elements + anvil::vulkan::kWorkgroupSize - 1) / anvil::vulkan::kWorkgroupSize, 1, 1);
-    // Each dispatch reads what the ones before it wrote.
-    VkMemoryBarrier barrier{};
-    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
-    api.vkCmdPipelineBarrier(run.commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
-                             nullptr, 0, nullptr);
-  }
-  api.vkEndCommandBuffer(run.commands);
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &run.commands;
-  r = api.vkQueueSubmit(d.queue, 1, &submit, run.fence);
-  if (r != VK_SUCCESS) return Error(kInternal, "vkQueueSubmit: " + anvil::vulkan::ResultName(r));
-  return nullptr;
-}
-
 anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
                             anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
   auto* exe = reinterpret_cast<Executable*>(executable);
-  auto run = std::make_unique<Run>();
-  run->device = &exe->device();
-  for (size_t k = 0; k < num_inputs; ++k) {
-    if (donated[k]) run->donated.push_back(inputs[k]);
-  }
   if (num_inputs != exe->parameter_count() || num_outputs != exe->output_bytes().size()) {
-    run->Release(context);
     return Error(kInvalidArgument, "the executable takes " + std::to_string(exe->parameter_count()) +
                                        " inputs and gives " + std::to_string(exe->output_bytes().size()) + " outputs");
+  }
+  std::vector<const Buffer*> in, out;
+  std::vector<anvil_plugin_memory*> donations;
+  for (size_t k = 0; k < num_inputs; ++k) {
+    if (inputs[k]->buffer.bytes != exe->parameter_bytes()[k]) {
+      return Error(kInvalidArgument, "input " + std::to_string(k) + " has " + std::to_string(inputs[k]->buffer.bytes) +
+                                         " bytes; the program's parameter " + std::to_string(k) + " takes " +
+                                         std::to_string(exe->parameter_bytes()[k]));
+    }
+    in.push_back(&inputs[k]->buffer);
+    if (donated[k]) donations.push_back(inputs[k]);
   }
   const size_t device = exe->device_index();
   for (size_t k = 0; k < num_outputs; ++k) {
     if (anvil_plugin_error* e = Allocate(context, device, exe->output_bytes()[k], &outputs[k])) {
       for (size_t j = 0; j < k; ++j) Free(context, outputs[j]);
-      run->Release(context);
       return e;
     }
+    out.push_back(&outputs[k]->buffer);
   }
-  if (anvil_plugin_error* e = Submit(*exe, *run, inputs, outputs)) {
-    // Nothing was submitted, so nothing on the device uses these.
-    for (size_t k = 0; k < num_outputs; ++k) Free(context, outputs[k]);
-    run->Release(context);
-    return e;
-  }
-  Run* running = run.release();
-  Async(context->executor, [context, running, done, user] {
-    std::unique_ptr<Run> owned(running);
-    const anvil::vulkan::Api& api = owned->device->api;
-    const VkResult r = api.vkWaitForFences(owned->device->device, 1, &owned->fence, VK_TRUE, UINT64_MAX);
-    anvil_plugin_error* error =
-        r == VK_SUCCESS ? nullptr : Error(kInternal, "waiting for the device: " + anvil::vulkan::ResultName(r));
-    owned->Release(context);
-    done(user, error);
+  Async(context->executor, [context, exe, in = std::move(in), out = std::move(out), donations = std::move(donations), done,
+                            user] {
+    const anvil::hlo::Status s = anvil::vulkan::RunExecutable(*exe, exe->device(), in, out);
+    for (auto* m : donations) Free(context, m);
+    done(user, s.ok() ? nullptr : FromStatus(s));
   });
   return nullptr;
 }

@@ -1,0 +1,730 @@
+#include "plugins/vulkan/glsl_kernel.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "hlo/attributes.h"
+#include "hlo/kernel_index.h"
+#include "plugins/vulkan/glsl_scalar.h"
+
+namespace anvil::vulkan {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::KernelKind;
+using hlo::Opcode;
+
+namespace {
+
+std::string U(int64_t v) { return hlo::IndexLiteral(v); }
+std::string I(int64_t v) { return "int(" + std::to_string(v) + ")"; }
+
+int64_t Product(const std::vector<int64_t>& dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Array leaves of a shape, in order.
+void Leaves(const hlo::Shape& s, std::vector<hlo::Shape>& out) {
+  if (s.IsTuple()) {
+    for (const hlo::Shape& e : s.tuple_elements()) Leaves(e, out);
+  } else {
+    out.push_back(s);
+  }
+}
+
+class Emitter {
+ public:
+  Emitter(const hlo::KernelSpec& k, const KernelOptions& o) : k_(k), o_(o) {}
+
+  hlo::StatusOr<KernelShaders> Run() {
+    result_.inputs = k_.inputs;
+    Leaves(k_.root->shape, result_.outputs);
+    for (const hlo::Shape& s : result_.outputs) ANVIL_RETURN_IF_ERROR(CheckShape(s, *k_.root));
+    for (size_t n = 0; n < k_.inputs.size(); ++n) {
+      const Instruction* in = k_.inputs[n];
+      if (!in->shape.IsArray()) return NotYet(*in, "a tuple read by a kernel");
+      ANVIL_RETURN_IF_ERROR(CheckShape(in->shape, *in));
+      const std::string T = RegisterType(in->shape.element_type());
+      const std::string name = "e" + std::to_string(fn_.size());
+      nodes_ += T + " " + name + "(uint i) { return " +
+                LoadExpr(in->shape.element_type(), At(static_cast<int>(n), in->shape.element_type(), "i")) + "; }\n";
+      fn_[in] = name;
+    }
+    for (const Instruction* f : k_.fused) ANVIL_RETURN_IF_ERROR(DefineNode(f));
+    switch (k_.kind) {
+      case KernelKind::kLoop: return Loop();
+      case KernelKind::kReduce: return Reduce();
+      case KernelKind::kDot: return Dot();
+      case KernelKind::kConvolution: return Convolution();
+      case KernelKind::kReduceWindow: return ReduceWindow();
+      case KernelKind::kSelectAndScatter: return SelectAndScatter();
+      case KernelKind::kScatter: return Scatter();
+      case KernelKind::kSort: return Sort();
+    }
+    return NotYet(*k_.root, "");
+  }
+
+ private:
+  hlo::Status NotYet(const Instruction& i, const std::string& why) {
+    return hlo::Unimplemented("the Vulkan plugin cannot compile %" + i.name + " (" + std::string(i.OpcodeSpelling()) +
+                              " " + i.shape.ToString(false) + ") yet" + (why.empty() ? "" : ": " + why));
+  }
+  hlo::Status CheckShape(const hlo::Shape& s, const Instruction& i) {
+    if (!s.IsArray()) return NotYet(i, "nested tuples");
+    ANVIL_RETURN_IF_ERROR(CheckTypeSupported(s.element_type(), o_.features));
+    if (s.ElementCount() >= (int64_t{1} << 31)) return NotYet(i, "2^31 elements or more in one array");
+    return hlo::OkStatus();
+  }
+
+  // Element `index` of table entry `n` (an input, or output n - inputs).
+  std::string At(int n, ElementType t, const std::string& index) {
+    const std::string storage = StorageType(t);
+    buffer_types_.insert(storage);
+    return "B_" + storage + "(pc.args.a[" + std::to_string(n) + "]).d[" + index + "]";
+  }
+  std::string Out(size_t k, const std::string& index) {
+    return At(static_cast<int>(k_.inputs.size() + k), result_.outputs[k].element_type(), index);
+  }
+  std::string Store(size_t k, const std::string& index, const std::string& value) {
+    return Out(k, index) + " = " + StoreExpr(result_.outputs[k].element_type(), value) + ";";
+  }
+  std::string Read(const Instruction* o, const std::string& index) { return fn_.at(o) + "(" + index + ")"; }
+  std::string Reg(const Instruction* i) { return RegisterType(i->shape.element_type()); }
+
+  hlo::StatusOr<std::string> Combiner(const hlo::Computation& c) {
+    return EmitScalarComputation(c, lib_, functions_, emitted_);
+  }
+
+  // Defines `T eN(uint i)`, the element function of fused instruction `i`.
+  hlo::Status DefineNode(const Instruction* i) {
+    const std::string name = "e" + std::to_string(fn_.size());
+    const std::string T = Reg(i);
+    if (i->shape.IsArray()) ANVIL_RETURN_IF_ERROR(CheckShape(i->shape, *i));
+    std::string body;
+    auto status = NodeBody(*i, body);
+    if (!status.ok()) {
+      if (status.message().find("%" + i->name) != std::string::npos) return status;
+      return NotYet(*i, status.message());
+    }
+    nodes_ += T + " " + name + "(uint i) {\n" + body + "}\n";
+    fn_[i] = name;
+    return hlo::OkStatus();
+  }
+
+  hlo::Status NodeBody(const Instruction& i, std::string& b) {
+    const auto& od = i.shape.dims();
+    auto coords = [&] { return hlo::CoordinatesOf("i", od); };
+    auto ret = [&](const std::string& e) { b += "  return " + e + ";\n"; };
+    switch (i.opcode) {
+      case Opcode::kConstant:
+        ret(LiteralExpr(*i.literal, 0));
+        return hlo::OkStatus();
+      case Opcode::kReshape:
+      case Opcode::kBitcast:
+      case Opcode::kCopy:
+        if (i.operands[0]->shape.element_type() != i.shape.element_type()) return hlo::Unimplemented("a bitcast between types");
+        ret(Read(i.operands[0], "i"));
+        return hlo::OkStatus();
+      case Opcode::kBroadcast: {
+        ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(i, "dimensions"));
+        const auto c = coords();
+        std::vector<std::string> oc;
+        for (int64_t d : dims) oc.push_back(c[d]);
+        ret(Read(i.operands[0], hlo::LinearIndexOf(oc, i.operands[0]->shape.dims())));
+        return hlo::OkStatus();
+      }
+      case Opcode::kTranspose: {
+        ANVIL_ASSIGN_OR_RETURN(auto perm, hlo::IntListAttribute(i, "dimensions"));
+        const auto c = coords();
+        std::vector<std::string> oc(perm.size());
+        for (size_t d = 0; d < perm.size(); ++d) oc[perm[d]] = c[d];
+        ret(Read(i.operands[0], hlo::LinearIndexOf(oc, i.operands[0]->shape.dims())));
+        return hlo::OkStatus();
+      }
+      case Opcode::kSlice: {
+        const hlo::Attribute* a = i.FindAttribute("slice");
+        ANVIL_ASSIGN_OR_RETURN(auto slice, hlo::ParseSlice(a ? a->value : ""));
+        auto c = coords();
+        for (size_t d = 0; d < c.size(); ++d) c[d] = "(" + U(slice[d].start) + " + " + c[d] + " * " + U(slice[d].stride) + ")";
+        ret(Read(i.operands[0], hlo::LinearIndexOf(c, i.operands[0]->shape.dims())));
+        return hlo::OkStatus();
+      }
+      case Opcode::kReverse: {
+        ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(i, "dimensions"));
+        auto c = coords();
+        for (int64_t d : dims) c[d] = "(" + U(od[d] - 1) + " - " + c[d] + ")";
+        ret(Read(i.operands[0], hlo::LinearIndexOf(c, od)));
+        return hlo::OkStatus();
+      }
+      case Opcode::kPad: {
+        const hlo::Attribute* a = i.FindAttribute("padding");
+        ANVIL_ASSIGN_OR_RETURN(auto pad, hlo::ParsePadding(a ? a->value : ""));
+        const auto c = coords();
+        const auto& in = i.operands[0]->shape.dims();
+        std::vector<std::string> ic;
+        for (size_t d = 0; d < c.size(); ++d) {
+          const std::string p = "p" + std::to_string(d);
+          b += "  int " + p + " = int(" + c[d] + ") - " + I(pad[d].low) + ";\n";
+          b += "  if (" + p + " < 0) return " + Read(i.operands[1], "0u") + ";\n";
+          if (pad[d].interior) {
+            b += "  if (" + p + " % " + I(pad[d].interior + 1) + " != 0) return " + Read(i.operands[1], "0u") + ";\n";
+            b += "  " + p + " /= " + I(pad[d].interior + 1) + ";\n";
+          }
+          b += "  if (" + p + " >= " + I(in[d]) + ") return " + Read(i.operands[1], "0u") + ";\n";
+          ic.push_back("uint(" + p + ")");
+        }
+        ret(Read(i.operands[0], hlo::LinearIndexOf(ic, in)));
+        return hlo::OkStatus();
+      }
+      case Opcode::kConcatenate: {
+        ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(i, "dimensions"));
+        const int64_t dim = dims.at(0);
+        auto c = coords();
+        const std::string along = c[dim];
+        b += "  uint at = " + along + ";\n";
+        int64_t offset = 0;
+        for (const Instruction* o : i.operands) {
+          const int64_t size = o->shape.dim(static_cast<int>(dim));
+          c[dim] = "(at - " + U(offset) + ")";
+          b += "  if (at < " + U(offset + size) + ") return " + Read(o, hlo::LinearIndexOf(c, o->shape.dims())) + ";\n";
+          offset += size;
+        }
+        ret(ZeroExpr(i.shape.element_type()));
+        return hlo::OkStatus();
+      }
+      case Opcode::kIota: {
+        ANVIL_ASSIGN_OR_RETURN(int64_t dim, hlo::IntAttribute(i, "iota_dimension", std::nullopt));
+        ret(ConvertExpr(ElementType::kU32, i.shape.element_type(), coords()[dim], lib_));
+        return hlo::OkStatus();
+      }
+      case Opcode::kReplicaId:
+      case Opcode::kPartitionId:
+        ret(ZeroExpr(i.shape.element_type()));
+        return hlo::OkStatus();
+      case Opcode::kGetDimensionSize: {
+        ANVIL_ASSIGN_OR_RETURN(int64_t dim, hlo::IntAttribute(i, "dimensions", std::nullopt));
+        ret(ConvertExpr(ElementType::kU32, i.shape.element_type(), U(i.operands[0]->shape.dim(static_cast<int>(dim))), lib_));
+        return hlo::OkStatus();
+      }
+      case Opcode::kDynamicSlice: {
+        const auto& in = i.operands[0]->shape.dims();
+        auto c = coords();
+        for (size_t d = 0; d < c.size(); ++d) {
+          const std::string start = "int(clamp(int64_t(" + Read(i.operands[1 + d], "0u") + "), 0l, " +
+                                    std::to_string(in[d] - od[d]) + "l))";
+          c[d] = "(uint(" + start + ") + " + c[d] + ")";
+        }
+        ret(Read(i.operands[0], hlo::LinearIndexOf(c, in)));
+        return hlo::OkStatus();
+      }
+      case Opcode::kDynamicUpdateSlice: {
+        const auto& up = i.operands[1]->shape.dims();
+        const auto c = coords();
+        std::vector<std::string> uc;
+        std::string inside = "true";
+        for (size_t d = 0; d < c.size(); ++d) {
+          const std::string s = "s" + std::to_string(d);
+          b += "  int " + s + " = int(clamp(int64_t(" + Read(i.operands[2 + d], "0u") + "), 0l, " +
+               std::to_string(od[d] - up[d]) + "l));\n";
+          const std::string rel = "(int(" + c[d] + ") - " + s + ")";
+          inside += " && " + rel + " >= 0 && " + rel + " < " + I(up[d]);
+          uc.push_back("uint" + rel);
+        }
+        b += "  if (" + inside + ") return " + Read(i.operands[1], hlo::LinearIndexOf(uc, up)) + ";\n";
+        ret(Read(i.operands[0], "i"));
+        return hlo::OkStatus();
+      }
+      case Opcode::kGather: return GatherBody(i, b);
+      case Opcode::kMap: {
+        ANVIL_ASSIGN_OR_RETURN(std::string f, Combiner(*i.called_computations.at(0)));
+        std::string call = f + "(";
+        for (const Instruction* o : i.operands) call += Read(o, "i") + ", ";
+        b += "  " + Reg(&i) + " r;\n  " + call + "r);\n  return r;\n";
+        return hlo::OkStatus();
+      }
+      default: break;
+    }
+    // Elementwise: operands of one element are broadcast (select's and
+    // clamp's scalar operands).
+    std::vector<std::string> args;
+    for (const Instruction* o : i.operands) {
+      args.push_back(Read(o, o->shape.ElementCount() == 1 && i.shape.ElementCount() != 1 ? "0u" : "i"));
+    }
+    ANVIL_ASSIGN_OR_RETURN(std::string e, ElementwiseExpr(i, args, lib_));
+    ret(e);
+    return hlo::OkStatus();
+  }
+
+  hlo::Status GatherBody(const Instruction& i, std::string& b) {
+    ANVIL_ASSIGN_OR_RETURN(auto offset_dims, hlo::IntListAttribute(i, "offset_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto collapsed, hlo::IntListAttribute(i, "collapsed_slice_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto operand_batching, hlo::IntListAttribute(i, "operand_batching_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto indices_batching, hlo::IntListAttribute(i, "start_indices_batching_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto start_index_map, hlo::IntListAttribute(i, "start_index_map"));
+    ANVIL_ASSIGN_OR_RETURN(auto slice_sizes, hlo::IntListAttribute(i, "slice_sizes"));
+    const Instruction* operand = i.operands[0];
+    const Instruction* indices = i.operands[1];
+    const int idx_rank = indices->shape.rank();
+    ANVIL_ASSIGN_OR_RETURN(int64_t ivd, hlo::IntAttribute(i, "index_vector_dim", idx_rank));
+    const auto& od = operand->shape.dims();
+    const auto c = hlo::CoordinatesOf("i", i.shape.dims());
+    std::vector<std::string> batch_index;
+    for (int d = 0; d < i.shape.rank(); ++d) {
+      if (!Contains(offset_dims, d)) batch_index.push_back(c[d]);
+    }
+    std::vector<int64_t> offset_operand_dims;
+    for (int d = 0; d < operand->shape.rank(); ++d) {
+      if (!Contains(collapsed, d) && !Contains(operand_batching, d)) offset_operand_dims.push_back(d);
+    }
+    std::vector<std::string> start(od.size(), "0");
+    for (size_t comp = 0; comp < start_index_map.size(); ++comp) {
+      std::vector<std::string> at;
+      size_t bi = 0;
+      for (int d = 0; d < idx_rank; ++d) at.push_back(d == ivd ? U(static_cast<int64_t>(comp)) : batch_index[bi++]);
+      const int64_t dim = start_index_map[comp];
+      const std::string v = "g" + std::to_string(comp);
+      b += "  int64_t " + v + " = clamp(int64_t(" + Read(indices, hlo::LinearIndexOf(at, indices->shape.dims())) +
+           "), 0l, " + std::to_string(od[dim] - slice_sizes[dim]) + "l);\n";
+      start[dim] = v;
+    }
+    for (size_t bb = 0; bb < operand_batching.size(); ++bb) {
+      const int64_t idx_dim = indices_batching[bb];
+      const int64_t pos = idx_dim < ivd || ivd >= idx_rank ? idx_dim : idx_dim - 1;
+      start[operand_batching[bb]] = "int64_t(" + batch_index[pos] + ")";
+    }
+    std::vector<std::string> oc;
+    for (size_t d = 0; d < od.size(); ++d) oc.push_back("uint(" + start[d] + ")");
+    for (size_t o = 0; o < offset_dims.size(); ++o) {
+      oc[offset_operand_dims[o]] = "(" + oc[offset_operand_dims[o]] + " + " + c[offset_dims[o]] + ")";
+    }
+    b += "  return " + Read(operand, hlo::LinearIndexOf(oc, od)) + ";\n";
+    return hlo::OkStatus();
+  }
+
+  std::string GridLoop(const std::string& var, int64_t count, const std::string& body) {
+    return "  for (uint " + var + " = gl_GlobalInvocationID.x; " + var + " < " + U(count) + "; " + var +
+           " += gl_NumWorkGroups.x * " + U(o_.workgroup_size) + ") {\n" + body + "  }\n";
+  }
+
+  std::string Shader(const std::string& main_body) {
+    std::string s =
+        "#version 460\n"
+        "#extension GL_EXT_buffer_reference : require\n"
+        "#extension GL_EXT_buffer_reference2 : require\n"
+        "#extension GL_EXT_scalar_block_layout : require\n"
+        "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+        "#extension GL_EXT_shader_8bit_storage : require\n"
+        "#extension GL_EXT_shader_16bit_storage : require\n";
+    s += "layout(local_size_x = " + std::to_string(o_.workgroup_size) + ") in;\n";
+    s += "layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Args { uint64_t a[]; };\n";
+    for (const std::string& t : buffer_types_) {
+      s += "layout(buffer_reference, scalar, buffer_reference_align = 1) buffer B_" + t + " { " + t + " d[]; };\n";
+    }
+    s += "layout(push_constant, scalar) uniform Push { Args args; } pc;\n";
+    s += lib_.Text();
+    s += functions_;
+    s += nodes_;
+    s += "void main() {\n" + main_body + "}\n";
+    return s;
+  }
+
+  hlo::StatusOr<KernelShaders> Finish(std::vector<std::pair<std::string, uint64_t>> passes) {
+    for (auto& [body, invocations] : passes) result_.passes.push_back({Shader(body), invocations});
+    return std::move(result_);
+  }
+
+  hlo::StatusOr<KernelShaders> Loop() {
+    ANVIL_RETURN_IF_ERROR(DefineNode(k_.root));
+    const int64_t n = k_.root->shape.ElementCount();
+    return Finish({{GridLoop("i", n, "    " + Store(0, "i", Read(k_.root, "i")) + "\n"), n}});
+  }
+
+  // acc = f(acc, x) over the operand elements that map to each result.
+  hlo::StatusOr<KernelShaders> Reduce() {
+    const Instruction& r = *k_.root;
+    const size_t n = r.operands.size() / 2;
+    ANVIL_ASSIGN_OR_RETURN(auto reduced, hlo::IntListAttribute(r, "dimensions"));
+    const auto& in = r.operands[0]->shape.dims();
+    std::vector<int64_t> kept_dims, reduced_dims;
+    for (int d = 0; d < static_cast<int>(in.size()); ++d) (Contains(reduced, d) ? reduced_dims : kept_dims).push_back(in[d]);
+    const hlo::Computation& f = *r.called_computations.at(0);
+    const ElementType t = result_.outputs[0].element_type();
+    const bool wide_sum = n == 1 && IsAddition(f) && t == ElementType::kF32;
+    std::string body;
+    const auto oc = hlo::CoordinatesOf("o", kept_dims);
+    const auto rc = hlo::CoordinatesOf("r", reduced_dims);
+    std::vector<std::string> ic;
+    size_t ko = 0, kr = 0;
+    for (int d = 0; d < static_cast<int>(in.size()); ++d) ic.push_back(Contains(reduced, d) ? rc[kr++] : oc[ko++]);
+    const std::string index = hlo::LinearIndexOf(ic, in);
+    if (wide_sum) {
+      body += "    double acc0 = double(" + Read(r.operands[1], "0u") + ");\n";
+      body += "    for (uint r = 0u; r < " + U(Product(reduced_dims)) + "; ++r) acc0 += double(" +
+              Read(r.operands[0], index) + ");\n";
+      body += "    " + Store(0, "o", "float(acc0)") + "\n";
+    } else {
+      ANVIL_ASSIGN_OR_RETURN(std::string fn, Combiner(f));
+      std::string call = fn + "(", next;
+      for (size_t v = 0; v < n; ++v) {
+        const std::string T = Reg(r.operands[v]);
+        body += "    " + T + " acc" + std::to_string(v) + " = " + Read(r.operands[n + v], "0u") + ";\n";
+        call += "acc" + std::to_string(v) + ", ";
+        next += "    " + T + " n" + std::to_string(v) + ";\n";
+      }
+      std::string loop = "    for (uint r = 0u; r < " + U(Product(reduced_dims)) + "; ++r) {\n" + "      uint at = " + index + ";\n";
+      for (size_t v = 0; v < n; ++v) call += Read(r.operands[v], "at") + ", ";
+      for (size_t v = 0; v < n; ++v) call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
+      loop += next + "      " + call + ";\n";
+      for (size_t v = 0; v < n; ++v) loop += "      acc" + std::to_string(v) + " = n" + std::to_string(v) + ";\n";
+      body += loop + "    }\n";
+      for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "o", "acc" + std::to_string(v)) + "\n";
+    }
+    const int64_t count = Product(kept_dims);
+    return Finish({{GridLoop("o", count, body), count}});
+  }
+
+  // Products of operand values converted to the result type, summed.
+  std::string MultiplyAdd(ElementType t, const std::string& acc, const std::string& x, const std::string& y) {
+    if (hlo::IsPred(t)) return acc + " = " + acc + " || (" + x + " && " + y + ");";
+    if (hlo::IsComplex(t)) {
+      lib_.Need("DEF_COMPLEX(" + RegisterType(t) + ", " + (t == ElementType::kC64 ? "float" : "double") + ")");
+      return acc + " += cmul(" + x + ", " + y + ");";
+    }
+    return acc + " += " + x + " * " + y + ";";
+  }
+
+  hlo::StatusOr<KernelShaders> Dot() {
+    const Instruction& r = *k_.root;
+    ANVIL_ASSIGN_OR_RETURN(auto lb, hlo::IntListAttribute(r, "lhs_batch_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto lc, hlo::IntListAttribute(r, "lhs_contracting_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto rb, hlo::IntListAttribute(r, "rhs_batch_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto rcd, hlo::IntListAttribute(r, "rhs_contracting_dims"));
+    const Instruction* lhs = r.operands[0];
+    const Instruction* rhs = r.operands[1];
+    const ElementType t = r.shape.element_type();
+    const auto oc = hlo::CoordinatesOf("o", r.shape.dims());
+    std::vector<int64_t> contract;
+    for (int64_t d : lc) contract.push_back(lhs->shape.dim(static_cast<int>(d)));
+    const auto kc = hlo::CoordinatesOf("k", contract);
+    std::vector<std::string> li(lhs->shape.rank()), ri(rhs->shape.rank());
+    size_t at = 0;
+    for (size_t b = 0; b < lb.size(); ++b, ++at) li[lb[b]] = ri[rb[b]] = oc[at];
+    for (int d = 0; d < lhs->shape.rank(); ++d) {
+      if (!Contains(lb, d) && !Contains(lc, d)) li[d] = oc[at++];
+    }
+    for (int d = 0; d < rhs->shape.rank(); ++d) {
+      if (!Contains(rb, d) && !Contains(rcd, d)) ri[d] = oc[at++];
+    }
+    for (size_t c = 0; c < lc.size(); ++c) li[lc[c]] = ri[rcd[c]] = kc[c];
+    // Narrow floats accumulate in f32 and round once.
+    const ElementType acc_t = t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+    const std::string A = RegisterType(acc_t);
+    std::string body = "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
+    body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
+    body += "      " + MultiplyAdd(acc_t, "acc",
+                                   ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
+                                   ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_)) +
+            "\n    }\n";
+    body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
+    const int64_t n = r.shape.ElementCount();
+    return Finish({{GridLoop("o", n, body), n}});
+  }
+
+  hlo::StatusOr<KernelShaders> Convolution() {
+    const Instruction& r = *k_.root;
+    const hlo::Attribute* labels = r.FindAttribute("dim_labels");
+    if (!labels) return NotYet(r, "no dim_labels");
+    ANVIL_ASSIGN_OR_RETURN(auto dn, hlo::ParseDimLabels(labels->value));
+    const hlo::Attribute* wa = r.FindAttribute("window");
+    ANVIL_ASSIGN_OR_RETURN(auto window, hlo::ParseWindow(wa ? wa->value : ""));
+    ANVIL_ASSIGN_OR_RETURN(int64_t fg, hlo::IntAttribute(r, "feature_group_count", 1));
+    ANVIL_ASSIGN_OR_RETURN(int64_t bg, hlo::IntAttribute(r, "batch_group_count", 1));
+    const Instruction* lhs = r.operands[0];
+    const Instruction* rhs = r.operands[1];
+    const size_t spatial = dn.input_spatial.size();
+    if (window.size() != spatial) window.resize(spatial);
+    const ElementType t = r.shape.element_type();
+    const ElementType acc_t = t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+    const int64_t out_features = r.shape.dim(static_cast<int>(dn.output_feature));
+    const int64_t out_batch = r.shape.dim(static_cast<int>(dn.output_batch));
+    const int64_t kernel_in = rhs->shape.dim(static_cast<int>(dn.kernel_input_feature));
+    const auto oc = hlo::CoordinatesOf("o", r.shape.dims());
+    std::vector<int64_t> wdims;
+    for (size_t s = 0; s < spatial; ++s) wdims.push_back(rhs->shape.dim(static_cast<int>(dn.kernel_spatial[s])));
+    const auto wc = hlo::CoordinatesOf("w", wdims);
+    std::string body;
+    body += "    uint of = " + oc[dn.output_feature] + ";\n";
+    body += "    uint fgroup = of / " + U(out_features / fg) + ", bgroup = of / " + U(out_features / bg) + ";\n";
+    body += "    uint ib = bgroup * " + U(out_batch) + " + " + oc[dn.output_batch] + ";\n";
+    body += "    " + RegisterType(acc_t) + " acc = " + ZeroExpr(acc_t) + ";\n";
+    body += "    for (uint w = 0u; w < " + U(Product(wdims)) + "; ++w) {\n";
+    std::vector<std::string> li(lhs->shape.rank()), ri(rhs->shape.rank());
+    for (size_t s = 0; s < spatial; ++s) {
+      const hlo::WindowDim& w = window[s];
+      const std::string x = "x" + std::to_string(s);
+      body += "      int " + x + " = int(" + oc[dn.output_spatial[s]] + ") * " + I(w.stride) + " + int(" + wc[s] + ") * " +
+              I(w.window_dilation) + " - " + I(w.pad_low) + ";\n";
+      body += "      if (" + x + " < 0) continue;\n";
+      if (w.base_dilation != 1) {
+        body += "      if (" + x + " % " + I(w.base_dilation) + " != 0) continue;\n";
+        body += "      " + x + " /= " + I(w.base_dilation) + ";\n";
+      }
+      body += "      if (" + x + " >= " + I(lhs->shape.dim(static_cast<int>(dn.input_spatial[s]))) + ") continue;\n";
+      li[dn.input_spatial[s]] = "uint(" + x + ")";
+      ri[dn.kernel_spatial[s]] = w.reversal ? "(" + U(wdims[s] - 1) + " - " + wc[s] + ")" : wc[s];
+    }
+    li[dn.input_batch] = "ib";
+    li[dn.input_feature] = "(fgroup * " + U(kernel_in) + " + c)";
+    ri[dn.kernel_input_feature] = "c";
+    ri[dn.kernel_output_feature] = "of";
+    body += "      for (uint c = 0u; c < " + U(kernel_in) + "; ++c) {\n";
+    body += "        " + MultiplyAdd(acc_t, "acc",
+                                     ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
+                                     ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_)) +
+            "\n      }\n    }\n";
+    body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
+    const int64_t n = r.shape.ElementCount();
+    return Finish({{GridLoop("o", n, body), n}});
+  }
+
+  hlo::StatusOr<KernelShaders> ReduceWindow() {
+    const Instruction& r = *k_.root;
+    const size_t n = r.operands.size() / 2;
+    const hlo::Attribute* wa = r.FindAttribute("window");
+    ANVIL_ASSIGN_OR_RETURN(auto window, hlo::ParseWindow(wa ? wa->value : ""));
+    const auto& in = r.operands[0]->shape.dims();
+    window.resize(in.size());
+    const auto& out_dims = result_.outputs[0].dims();
+    ANVIL_ASSIGN_OR_RETURN(std::string fn, Combiner(*r.called_computations.at(0)));
+    std::vector<int64_t> wdims;
+    for (const hlo::WindowDim& w : window) wdims.push_back(w.size);
+    const auto oc = hlo::CoordinatesOf("o", out_dims);
+    const auto wc = hlo::CoordinatesOf("w", wdims);
+    std::string body, call = fn + "(", next;
+    for (size_t v = 0; v < n; ++v) {
+      body += "    " + Reg(r.operands[v]) + " acc" + std::to_string(v) + " = " + Read(r.operands[n + v], "0u") + ";\n";
+      call += "acc" + std::to_string(v) + ", ";
+      next += "      " + Reg(r.operands[v]) + " n" + std::to_string(v) + ";\n";
+    }
+    body += "    for (uint w = 0u; w < " + U(Product(wdims)) + "; ++w) {\n";
+    std::vector<std::string> ic;
+    for (size_t d = 0; d < in.size(); ++d) {
+      const hlo::WindowDim& w = window[d];
+      const std::string x = "x" + std::to_string(d);
+      body += "      int " + x + " = int(" + oc[d] + ") * " + I(w.stride) + " + int(" + wc[d] + ") * " +
+              I(w.window_dilation) + " - " + I(w.pad_low) + ";\n";
+      body += "      if (" + x + " < 0) continue;\n";
+      if (w.base_dilation != 1) {
+        body += "      if (" + x + " % " + I(w.base_dilation) + " != 0) continue;\n";
+        body += "      " + x + " /= " + I(w.base_dilation) + ";\n";
+      }
+      body += "      if (" + x + " >= " + I(in[d]) + ") continue;\n";
+      ic.push_back("uint(" + x + ")");
+    }
+    body += "      uint at = " + hlo::LinearIndexOf(ic, in) + ";\n";
+    for (size_t v = 0; v < n; ++v) call += Read(r.operands[v], "at") + ", ";
+    for (size_t v = 0; v < n; ++v) call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
+    body += next + "      " + call + ";\n";
+    for (size_t v = 0; v < n; ++v) body += "      acc" + std::to_string(v) + " = n" + std::to_string(v) + ";\n";
+    body += "    }\n";
+    for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "o", "acc" + std::to_string(v)) + "\n";
+    const int64_t count = Product(out_dims);
+    return Finish({{GridLoop("o", count, body), count}});
+  }
+
+  // Each result element gathers, in source order, the source values whose
+  // window selected it: no two invocations write one element.
+  hlo::StatusOr<KernelShaders> SelectAndScatter() {
+    const Instruction& r = *k_.root;
+    const Instruction* operand = r.operands[0];
+    const Instruction* source = r.operands[1];
+    const hlo::Attribute* wa = r.FindAttribute("window");
+    ANVIL_ASSIGN_OR_RETURN(auto window, hlo::ParseWindow(wa ? wa->value : ""));
+    const auto& dims = operand->shape.dims();
+    window.resize(dims.size());
+    const hlo::Attribute* sa = r.FindAttribute("select");
+    const hlo::Attribute* ca = r.FindAttribute("scatter");
+    const bool select_first = sa < ca;
+    ANVIL_ASSIGN_OR_RETURN(std::string select, Combiner(*r.called_computations.at(select_first ? 0 : 1)));
+    ANVIL_ASSIGN_OR_RETURN(std::string scatter, Combiner(*r.called_computations.at(select_first ? 1 : 0)));
+    std::vector<int64_t> wdims;
+    for (const hlo::WindowDim& w : window) wdims.push_back(w.size);
+    const int64_t wcount = Product(wdims);
+    const auto oc = hlo::CoordinatesOf("o", dims);
+    const std::string T = Reg(operand), S = Reg(&r);
+    std::string body = "    " + S + " acc = " + Read(r.operands[2], "0u") + ";\n";
+    body += "    int oi[" + std::to_string(dims.size()) + "];\n";
+    for (size_t d = 0; d < dims.size(); ++d) body += "    oi[" + std::to_string(d) + "] = int(" + oc[d] + ");\n";
+    // Windows in reverse order visit sources in increasing order.
+    body += "    for (int w = " + I(wcount - 1) + "; w >= 0; --w) {\n";
+    const auto wc = hlo::CoordinatesOf("uint(w)", wdims);
+    std::vector<std::string> sc;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const hlo::WindowDim& w = window[d];
+      const std::string s = "s" + std::to_string(d);
+      body += "      int " + s + " = oi[" + std::to_string(d) + "] + " + I(w.pad_low) + " - int(" + wc[d] + ") * " +
+              I(w.window_dilation) + ";\n";
+      body += "      if (" + s + " < 0 || " + s + " % " + I(w.stride) + " != 0) continue;\n";
+      body += "      " + s + " /= " + I(w.stride) + ";\n";
+      body += "      if (" + s + " >= " + I(source->shape.dim(static_cast<int>(d))) + ") continue;\n";
+      sc.push_back("uint(" + s + ")");
+    }
+    // The position window s selects.
+    body += "      int selected = -1;\n      " + T + " best;\n";
+    body += "      for (uint v = 0u; v < " + U(wcount) + "; ++v) {\n";
+    const auto vc = hlo::CoordinatesOf("v", wdims);
+    std::vector<std::string> ac;
+    body += "        bool inside = true;\n";
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const hlo::WindowDim& w = window[d];
+      const std::string a = "a" + std::to_string(d);
+      body += "        int " + a + " = s" + std::to_string(d) + " * " + I(w.stride) + " + int(" + vc[d] + ") * " +
+              I(w.window_dilation) + " - " + I(w.pad_low) + ";\n";
+      body += "        inside = inside && " + a + " >= 0 && " + a + " < " + I(dims[d]) + ";\n";
+      ac.push_back("uint(" + a + ")");
+    }
+    body += "        if (!inside) continue;\n";
+    body += "        int at = int(" + hlo::LinearIndexOf(ac, dims) + ");\n";
+    body += "        " + T + " cand = " + Read(operand, "uint(at)") + ";\n";
+    body += "        if (selected < 0) { selected = at; best = cand; continue; }\n";
+    body += "        bool keep;\n        " + select + "(best, cand, keep);\n";
+    body += "        if (!keep) { selected = at; best = cand; }\n      }\n";
+    body += "      if (selected != int(o)) continue;\n";
+    body += "      " + S + " next;\n      " + scatter + "(acc, " + Read(source, hlo::LinearIndexOf(sc, source->shape.dims())) +
+            ", next);\n      acc = next;\n    }\n";
+    body += "    " + Store(0, "o", "acc") + "\n";
+    const int64_t count = Product(dims);
+    return Finish({{GridLoop("o", count, body), count}});
+  }
+
+  // Pass 1 copies the operands; pass 2 applies the updates one after another
+  // in index order (updates may collide, and the combiner need not commute).
+  hlo::StatusOr<KernelShaders> Scatter() {
+    const Instruction& r = *k_.root;
+    const size_t n = (r.operands.size() - 1) / 2;
+    const Instruction* indices = r.operands[n];
+    ANVIL_ASSIGN_OR_RETURN(auto update_window_dims, hlo::IntListAttribute(r, "update_window_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto inserted_window_dims, hlo::IntListAttribute(r, "inserted_window_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto input_batching_dims, hlo::IntListAttribute(r, "input_batching_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto indices_batching_dims, hlo::IntListAttribute(r, "scatter_indices_batching_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto to_operand, hlo::IntListAttribute(r, "scatter_dims_to_operand_dims"));
+    const int idx_rank = indices->shape.rank();
+    ANVIL_ASSIGN_OR_RETURN(int64_t ivd, hlo::IntAttribute(r, "index_vector_dim", idx_rank));
+    ANVIL_ASSIGN_OR_RETURN(std::string fn, Combiner(*r.called_computations.at(0)));
+    const auto& in = r.operands[0]->shape.dims();
+    const int rank = static_cast<int>(in.size());
+    const auto& up = r.operands[n + 1]->shape.dims();
+    std::string copy;
+    for (size_t v = 0; v < n; ++v) copy += "    " + Store(v, "i", Read(r.operands[v], "i")) + "\n";
+    const int64_t count = Product(in);
+
+    const auto uc = hlo::CoordinatesOf("k", up);
+    std::vector<std::string> scatter_index;
+    for (int d = 0; d < static_cast<int>(up.size()); ++d) {
+      if (!Contains(update_window_dims, d)) scatter_index.push_back(uc[d]);
+    }
+    std::vector<int64_t> window_input_dims;
+    for (int d = 0; d < rank; ++d) {
+      if (!Contains(inserted_window_dims, d) && !Contains(input_batching_dims, d)) window_input_dims.push_back(d);
+    }
+    std::vector<std::string> ri(rank, "0l");
+    std::string body = "  if (gl_GlobalInvocationID.x != 0u) return;\n";
+    body += "  for (uint k = 0u; k < " + U(Product(up)) + "; ++k) {\n";
+    for (size_t c = 0; c < to_operand.size(); ++c) {
+      std::vector<std::string> at;
+      size_t s = 0;
+      for (int d = 0; d < idx_rank; ++d) at.push_back(d == ivd ? U(static_cast<int64_t>(c)) : scatter_index[s++]);
+      ri[to_operand[c]] = "(" + ri[to_operand[c]] + " + int64_t(" + Read(indices, hlo::LinearIndexOf(at, indices->shape.dims())) + "))";
+    }
+    for (size_t b = 0; b < input_batching_dims.size(); ++b) {
+      const int64_t d_start = indices_batching_dims[b];
+      ri[input_batching_dims[b]] = "(" + ri[input_batching_dims[b]] + " + int64_t(" +
+                                   scatter_index[d_start < ivd ? d_start : d_start - 1] + "))";
+    }
+    for (size_t w = 0; w < update_window_dims.size() && w < window_input_dims.size(); ++w) {
+      ri[window_input_dims[w]] = "(" + ri[window_input_dims[w]] + " + int64_t(" + uc[update_window_dims[w]] + "))";
+    }
+    std::vector<std::string> rc;
+    std::string inside = "true";
+    for (int d = 0; d < rank; ++d) {
+      const std::string x = "x" + std::to_string(d);
+      body += "    int64_t " + x + " = " + ri[d] + ";\n";
+      inside += " && " + x + " >= 0l && " + x + " < " + std::to_string(in[d]) + "l";
+      rc.push_back("uint(" + x + ")");
+    }
+    body += "    if (!(" + inside + ")) continue;\n";
+    body += "    uint at = " + hlo::LinearIndexOf(rc, in) + ";\n";
+    std::string call = fn + "(";
+    for (size_t v = 0; v < n; ++v) call += LoadExpr(result_.outputs[v].element_type(), Out(v, "at")) + ", ";
+    for (size_t v = 0; v < n; ++v) call += Read(r.operands[n + 1 + v], "k") + ", ";
+    for (size_t v = 0; v < n; ++v) {
+      body += "    " + RegisterType(result_.outputs[v].element_type()) + " n" + std::to_string(v) + ";\n";
+      call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
+    }
+    body += "    " + call + ";\n";
+    for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "at", "n" + std::to_string(v)) + "\n";
+    body += "  }\n";
+    return Finish({{GridLoop("i", count, copy), count}, {body, 1}});
+  }
+
+  // Pass 1 copies the operands; pass 2 sorts each row in place, one
+  // invocation per row, by stable insertion.
+  hlo::StatusOr<KernelShaders> Sort() {
+    const Instruction& r = *k_.root;
+    const size_t n = r.operands.size();
+    ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(r, "dimensions"));
+    const int dim = static_cast<int>(dims.at(0));
+    ANVIL_ASSIGN_OR_RETURN(std::string cmp, Combiner(*r.called_computations.at(0)));
+    const auto& shape = r.operands[0]->shape.dims();
+    std::string copy;
+    for (size_t v = 0; v < n; ++v) copy += "    " + Store(v, "i", Read(r.operands[v], "i")) + "\n";
+    const int64_t count = Product(shape);
+    const int64_t length = shape[dim];
+    int64_t stride = 1;
+    for (int d = dim + 1; d < static_cast<int>(shape.size()); ++d) stride *= shape[d];
+    std::vector<int64_t> rows = shape;
+    rows[dim] = 1;
+    const auto rc = hlo::CoordinatesOf("row", rows);
+    std::string body = "    uint base = " + hlo::LinearIndexOf(rc, shape) + ";\n";
+    auto at = [&](const std::string& j) { return "base + uint(" + j + ") * " + U(stride); };
+    body += "    for (int j = 1; j < " + I(length) + "; ++j) {\n";
+    for (size_t v = 0; v < n; ++v) {
+      body += "      " + RegisterType(result_.outputs[v].element_type()) + " key" + std::to_string(v) + " = " +
+              LoadExpr(result_.outputs[v].element_type(), Out(v, at("j"))) + ";\n";
+    }
+    body += "      int m = j - 1;\n      while (m >= 0) {\n";
+    std::string call = cmp + "(";
+    for (size_t v = 0; v < n; ++v) {
+      body += "        " + RegisterType(result_.outputs[v].element_type()) + " c" + std::to_string(v) + " = " +
+              LoadExpr(result_.outputs[v].element_type(), Out(v, at("m"))) + ";\n";
+      call += "key" + std::to_string(v) + ", c" + std::to_string(v) + ", ";
+    }
+    body += "        bool before;\n        " + call + "before);\n        if (!before) break;\n";
+    for (size_t v = 0; v < n; ++v) body += "        " + Store(v, at("m + 1"), "c" + std::to_string(v)) + "\n";
+    body += "        --m;\n      }\n";
+    for (size_t v = 0; v < n; ++v) body += "      " + Store(v, at("m + 1"), "key" + std::to_string(v)) + "\n";
+    body += "    }\n";
+    const int64_t row_count = Product(rows);
+    return Finish({{GridLoop("i", count, copy), count}, {GridLoop("row", row_count, body), row_count}});
+  }
+
+  const hlo::KernelSpec& k_;
+  const KernelOptions& o_;
+  KernelShaders result_;
+  GlslLibrary lib_;
+  std::string functions_, nodes_;
+  std::set<std::string> emitted_, buffer_types_;
+  std::map<const Instruction*, std::string> fn_;
+};
+
+}  // namespace
+
+hlo::StatusOr<KernelShaders> EmitKernel(const hlo::KernelSpec& kernel, const KernelOptions& options) {
+  return Emitter(kernel, options).Run();
+}
+
+}  // namespace anvil::vulkan

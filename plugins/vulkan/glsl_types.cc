@@ -1,0 +1,152 @@
+#include "plugins/vulkan/glsl_types.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace anvil::vulkan {
+
+using hlo::ElementType;
+
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Bits of the integer width an element is wrapped to (0: the register's own).
+int WrapBits(ElementType t) {
+  switch (t) {
+    case ElementType::kS2: case ElementType::kU2: return 2;
+    case ElementType::kS4: case ElementType::kU4: return 4;
+    case ElementType::kS8: case ElementType::kU8: return 8;
+    case ElementType::kS16: case ElementType::kU16: return 16;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+hlo::Status CheckTypeSupported(ElementType t, const ShaderFeatures& f) {
+  auto refuse = [&](const char* feature) {
+    return hlo::Unimplemented(std::string(hlo::HloName(t)) + " needs the Vulkan feature " + feature +
+                              ", which this device lacks");
+  };
+  switch (t) {
+    case ElementType::kPred: case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
+    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8:
+      return f.storage8 && f.int8 ? hlo::OkStatus() : refuse(f.storage8 ? "shaderInt8" : "storageBuffer8BitAccess");
+    case ElementType::kS16: case ElementType::kU16: case ElementType::kBF16:
+      return f.storage16 && f.int16 ? hlo::OkStatus() : refuse(f.storage16 ? "shaderInt16" : "storageBuffer16BitAccess");
+    case ElementType::kF16:
+      return f.storage16 && f.float16 ? hlo::OkStatus() : refuse(f.storage16 ? "shaderFloat16" : "storageBuffer16BitAccess");
+    case ElementType::kS32: case ElementType::kU32: case ElementType::kF32: case ElementType::kC64:
+      return hlo::OkStatus();
+    case ElementType::kS64: case ElementType::kU64:
+      return f.int64 ? hlo::OkStatus() : refuse("shaderInt64");
+    case ElementType::kF64: case ElementType::kC128:
+      return f.float64 ? hlo::OkStatus() : refuse("shaderFloat64");
+    default:
+      return hlo::Unimplemented("the Vulkan plugin has no kernels for " + std::string(hlo::HloName(t)) + " yet");
+  }
+}
+
+std::string RegisterType(ElementType t) {
+  switch (t) {
+    case ElementType::kPred: return "bool";
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: case ElementType::kS16:
+    case ElementType::kS32: return "int";
+    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16:
+    case ElementType::kU32: return "uint";
+    case ElementType::kS64: return "int64_t";
+    case ElementType::kU64: return "uint64_t";
+    case ElementType::kF16: return "float16_t";
+    case ElementType::kBF16: case ElementType::kF32: return "float";
+    case ElementType::kF64: return "double";
+    case ElementType::kC64: return "vec2";
+    case ElementType::kC128: return "dvec2";
+    default: return "void";
+  }
+}
+
+std::string StorageType(ElementType t) {
+  switch (t) {
+    case ElementType::kPred: case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: return "uint8_t";
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: return "int8_t";
+    case ElementType::kS16: return "int16_t";
+    case ElementType::kU16: case ElementType::kBF16: return "uint16_t";
+    default: return RegisterType(t);
+  }
+}
+
+std::string LoadExpr(ElementType t, const std::string& s) {
+  switch (t) {
+    case ElementType::kPred: return "(" + s + " != uint8_t(0))";
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: case ElementType::kS16: return "int(" + s + ")";
+    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16: return "uint(" + s + ")";
+    case ElementType::kBF16: return "uintBitsToFloat(uint(" + s + ") << 16)";
+    default: return s;
+  }
+}
+
+std::string StoreExpr(ElementType t, const std::string& v) {
+  switch (t) {
+    case ElementType::kPred: return "uint8_t(" + v + " ? 1u : 0u)";
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: case ElementType::kS16:
+    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16:
+      return StorageType(t) + "(" + v + ")";
+    case ElementType::kBF16: return "uint16_t(floatBitsToUint(" + v + ") >> 16)";
+    default: return v;
+  }
+}
+
+std::string Normalize(ElementType t, const std::string& v) {
+  const int bits = WrapBits(t);
+  if (bits) {
+    if (hlo::IsSignedInt(t)) return "((" + v + ") << " + std::to_string(32 - bits) + " >> " + std::to_string(32 - bits) + ")";
+    return "((" + v + ") & " + std::to_string((1u << bits) - 1) + "u)";
+  }
+  if (t == ElementType::kBF16) return "bf16_round(" + v + ")";
+  return v;
+}
+
+std::string LiteralExpr(const hlo::Literal& literal, int64_t k) {
+  const ElementType t = literal.shape().element_type();
+  const int bytes = hlo::Info(t).byte_size;
+  uint64_t bits = 0;
+  std::memcpy(&bits, literal.data().data() + k * bytes, std::min(bytes, 8));
+  switch (t) {
+    case ElementType::kPred: return bits & 1 ? "true" : "false";
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
+      return "int(" + std::to_string(static_cast<int8_t>(bits)) + ")";
+    case ElementType::kS16: return "int(" + std::to_string(static_cast<int16_t>(bits)) + ")";
+    case ElementType::kS32: return "int(" + Hex(static_cast<uint32_t>(bits)) + "u)";
+    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16:
+    case ElementType::kU32: return Hex(bits) + "u";
+    case ElementType::kS64: return "int64_t(" + Hex(bits) + "ul)";
+    case ElementType::kU64: return Hex(bits) + "ul";
+    case ElementType::kF16: return "uint16BitsToFloat16(uint16_t(" + Hex(bits) + "u))";
+    case ElementType::kBF16: return "uintBitsToFloat(" + Hex(bits << 16) + "u)";
+    case ElementType::kF32: return "uintBitsToFloat(" + Hex(bits) + "u)";
+    case ElementType::kF64:
+      return "packDouble2x32(uvec2(" + Hex(bits & 0xFFFFFFFFu) + "u, " + Hex(bits >> 32) + "u))";
+    case ElementType::kC64: {
+      uint64_t v;
+      std::memcpy(&v, literal.data().data() + k * 8, 8);
+      return "vec2(uintBitsToFloat(" + Hex(v & 0xFFFFFFFFu) + "u), uintBitsToFloat(" + Hex(v >> 32) + "u))";
+    }
+    case ElementType::kC128: {
+      uint64_t re, im;
+      std::memcpy(&re, literal.data().data() + k * 16, 8);
+      std::memcpy(&im, literal.data().data() + k * 16 + 8, 8);
+      return "dvec2(packDouble2x32(uvec2(" + Hex(re & 0xFFFFFFFFu) + "u, " + Hex(re >> 32) + "u)), packDouble2x32(uvec2(" +
+             Hex(im & 0xFFFFFFFFu) + "u, " + Hex(im >> 32) + "u)))";
+    }
+    default: return "0";
+  }
+}
+
+std::string ZeroExpr(ElementType t) { return RegisterType(t) + "(0)"; }
+
+}  // namespace anvil::vulkan

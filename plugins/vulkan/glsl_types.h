@@ -1,0 +1,38 @@
+// How each HLO element type lives in a generated GLSL kernel: the type its
+// values have in registers, the type of its elements in memory, and the
+// conversions between them. Narrow types are widened in registers and
+// brought back to their own range after every op (wrapped integers, bf16
+// rounded to nearest even), so a fused chain rounds like the unfused ops.
+#pragma once
+
+#include <string>
+
+#include "hlo/element_type.h"
+#include "hlo/literal.h"
+#include "hlo/status.h"
+
+namespace anvil::vulkan {
+
+// The optional shader capabilities a device has (Vulkan 1.2 feature bits).
+struct ShaderFeatures {
+  bool float64 = false, int64 = false, int16 = false, float16 = false, int8 = false;
+  bool storage8 = false, storage16 = false;
+};
+
+// UNIMPLEMENTED naming the type and the feature when `features` cannot hold
+// or compute `type`.
+hlo::Status CheckTypeSupported(hlo::ElementType type, const ShaderFeatures& features);
+
+std::string RegisterType(hlo::ElementType type);  // "float", "int", "bool", "vec2"...
+std::string StorageType(hlo::ElementType type);   // "float", "int8_t", "uint16_t"...
+// A register value from a stored element, and back.
+std::string LoadExpr(hlo::ElementType type, const std::string& stored);
+std::string StoreExpr(hlo::ElementType type, const std::string& value);
+// A register value brought back into the type's range after an op.
+std::string Normalize(hlo::ElementType type, const std::string& value);
+// Element `index` of `literal` as a register-typed GLSL expression, bit exact.
+std::string LiteralExpr(const hlo::Literal& literal, int64_t index);
+// The register type's zero, one, lowest and highest values.
+std::string ZeroExpr(hlo::ElementType type);
+
+}  // namespace anvil::vulkan

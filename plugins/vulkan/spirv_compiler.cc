@@ -1,0 +1,58 @@
+#include "plugins/vulkan/spirv_compiler.h"
+
+#include <shaderc/shaderc.h>
+
+#include <memory>
+#include <spirv-tools/libspirv.hpp>
+#include <spirv-tools/optimizer.hpp>
+
+namespace anvil::vulkan {
+
+hlo::Status ValidateSpirv(const std::vector<uint32_t>& words) {
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& at, const char* m) {
+    messages += "word " + std::to_string(at.index) + ": " + m + "\n";
+  });
+  spvtools::ValidatorOptions options;
+  options.SetScalarBlockLayout(true);
+  if (!tools.Validate(words.data(), words.size(), options)) {
+    return hlo::Internal("a generated SPIR-V module fails validation: " + messages);
+  }
+  return hlo::OkStatus();
+}
+
+hlo::StatusOr<std::vector<uint32_t>> CompileGlsl(const std::string& glsl, const std::string& name,
+                                                 const SpirvOptions& options) {
+  std::unique_ptr<shaderc_compiler, void (*)(shaderc_compiler_t)> compiler(shaderc_compiler_initialize(),
+                                                                          shaderc_compiler_release);
+  std::unique_ptr<shaderc_compile_options, void (*)(shaderc_compile_options_t)> opts(shaderc_compile_options_initialize(),
+                                                                                     shaderc_compile_options_release);
+  if (!compiler || !opts) return hlo::Internal("shaderc could not start");
+  shaderc_compile_options_set_target_env(opts.get(), shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+  shaderc_compile_options_set_optimization_level(opts.get(), shaderc_optimization_level_zero);
+  std::unique_ptr<shaderc_compilation_result, void (*)(shaderc_compilation_result_t)> result(
+      shaderc_compile_into_spv(compiler.get(), glsl.data(), glsl.size(), shaderc_compute_shader, name.c_str(), "main",
+                               opts.get()),
+      shaderc_result_release);
+  if (!result || shaderc_result_get_compilation_status(result.get()) != shaderc_compilation_status_success) {
+    return hlo::Internal("the GLSL of kernel " + name + " does not compile (a bug in the Vulkan plugin): " +
+                         (result ? shaderc_result_get_error_message(result.get()) : "no result") + "\n" + glsl);
+  }
+  const auto* bytes = reinterpret_cast<const uint32_t*>(shaderc_result_get_bytes(result.get()));
+  std::vector<uint32_t> words(bytes, bytes + shaderc_result_get_length(result.get()) / 4);
+  if (options.optimize) {
+    spvtools::Optimizer optimizer(SPV_ENV_VULKAN_1_2);
+    optimizer.RegisterPerformancePasses();
+    std::vector<uint32_t> optimized;
+    spvtools::ValidatorOptions validator;
+    validator.SetScalarBlockLayout(true);
+    spvtools::OptimizerOptions run;
+    run.set_validator_options(validator);
+    if (optimizer.Run(words.data(), words.size(), &optimized, run)) words = std::move(optimized);
+  }
+  if (auto s = ValidateSpirv(words); !s.ok()) return hlo::Internal("kernel " + name + ": " + s.message() + "\n" + glsl);
+  return words;
+}
+
+}  // namespace anvil::vulkan

@@ -1,0 +1,212 @@
+#include "plugins/vulkan/vulkan_run.h"
+
+#include <cstring>
+
+namespace anvil::vulkan {
+namespace {
+
+class Runner {
+ public:
+  Runner(const Executable& exe, Device& d, const std::vector<const Buffer*>& inputs) : exe_(exe), d_(d), inputs_(inputs) {}
+  ~Runner() {
+    const Api& api = d_.api;
+    if (fence_) api.vkDestroyFence(d_.device, fence_, nullptr);
+    if (pool_) api.vkDestroyCommandPool(d_.device, pool_, nullptr);
+    for (Buffer& b : arena_) d_.DestroyBuffer(b);
+    d_.DestroyBuffer(tables_);
+  }
+
+  hlo::Status Run(const std::vector<const Buffer*>& outputs) {
+    std::string why;
+    for (uint64_t bytes : exe_.arena_chunks()) {
+      arena_.emplace_back();
+      if (!d_.CreateBuffer(bytes, &arena_.back(), why)) return hlo::ResourceExhausted(why);
+    }
+    // Every dispatch's table of addresses, written once for the execution.
+    size_t entries = 0;
+    for (const auto& t : exe_.tables()) entries += t.size();
+    if (!d_.CreateBuffer(std::max<size_t>(entries, 1) * 8, &tables_, why)) return hlo::ResourceExhausted(why);
+    auto* slots = static_cast<uint64_t*>(tables_.mapped);
+    for (const auto& t : exe_.tables()) {
+      table_address_.push_back(tables_.address + (slots - static_cast<uint64_t*>(tables_.mapped)) * 8);
+      for (const Loc& l : t) *slots++ = AddressOf(l);
+    }
+    VkFenceCreateInfo fence{};
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    VkResult r = d_.api.vkCreateFence(d_.device, &fence, nullptr, &fence_);
+    if (r != VK_SUCCESS) return hlo::ResourceExhausted("vkCreateFence: " + ResultName(r));
+    // A pool of its own: recording needs no lock against other executions.
+    VkCommandPoolCreateInfo pool{};
+    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.queueFamilyIndex = d_.queue_family;
+    r = d_.api.vkCreateCommandPool(d_.device, &pool, nullptr, &pool_);
+    if (r != VK_SUCCESS) return hlo::ResourceExhausted("vkCreateCommandPool: " + ResultName(r));
+    {
+      VkCommandBufferAllocateInfo alloc{};
+      alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+      alloc.commandPool = pool_;
+      alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      alloc.commandBufferCount = 1;
+      r = d_.api.vkAllocateCommandBuffers(d_.device, &alloc, &commands_);
+    }
+    if (r != VK_SUCCESS) {
+      commands_ = VK_NULL_HANDLE;
+      return hlo::ResourceExhausted("vkAllocateCommandBuffers: " + ResultName(r));
+    }
+    ANVIL_RETURN_IF_ERROR(Walk(exe_.ops()));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const Loc& from = exe_.outputs()[k];
+      if (from.kind == Loc::Kind::kNone || from.bytes == 0) continue;
+      Record();
+      VkBufferCopy region{from.offset, 0, from.bytes};
+      d_.api.vkCmdCopyBuffer(commands_, BufferOf(from), outputs[k]->buffer, 1, &region);
+    }
+    return Flush();
+  }
+
+ private:
+  VkBuffer BufferOf(const Loc& l) const {
+    switch (l.kind) {
+      case Loc::Kind::kParameter: return inputs_[l.index]->buffer;
+      case Loc::Kind::kConstant: return exe_.constants().buffer;
+      case Loc::Kind::kArena: return arena_[l.index].buffer;
+      case Loc::Kind::kNone: break;
+    }
+    return VK_NULL_HANDLE;
+  }
+  uint64_t AddressOf(const Loc& l) const {
+    switch (l.kind) {
+      case Loc::Kind::kParameter: return inputs_[l.index]->address;
+      case Loc::Kind::kConstant: return exe_.constants().address + l.offset;
+      case Loc::Kind::kArena: return arena_[l.index].address + l.offset;
+      case Loc::Kind::kNone: break;
+    }
+    return 0;
+  }
+  const uint8_t* HostPointer(const Loc& l) const {
+    switch (l.kind) {
+      case Loc::Kind::kParameter: return static_cast<const uint8_t*>(inputs_[l.index]->mapped);
+      case Loc::Kind::kConstant: return static_cast<const uint8_t*>(exe_.constants().mapped) + l.offset;
+      case Loc::Kind::kArena: return static_cast<const uint8_t*>(arena_[l.index].mapped) + l.offset;
+      case Loc::Kind::kNone: break;
+    }
+    return nullptr;
+  }
+
+  void Record() {
+    if (recording_) return;
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    d_.api.vkBeginCommandBuffer(commands_, &begin);
+    recording_ = true;
+  }
+
+  // What a dispatch or copy wrote is visible to every later dispatch, copy
+  // and host read.
+  void Barrier(VkPipelineStageFlags after) {
+    VkMemoryBarrier barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+    d_.api.vkCmdPipelineBarrier(commands_, after,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                                    VK_PIPELINE_STAGE_HOST_BIT,
+                                0, 1, &barrier, 0, nullptr, 0, nullptr);
+  }
+
+  hlo::Status Flush() {
+    if (!recording_) return hlo::OkStatus();
+    recording_ = false;
+    const Api& api = d_.api;
+    api.vkEndCommandBuffer(commands_);
+    VkSubmitInfo submit{};
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &commands_;
+    VkResult r;
+    {
+      std::lock_guard<std::mutex> lock(d_.mutex);
+      r = api.vkQueueSubmit(d_.queue, 1, &submit, fence_);
+    }
+    if (r != VK_SUCCESS) return hlo::Internal("vkQueueSubmit: " + ResultName(r));
+    r = api.vkWaitForFences(d_.device, 1, &fence_, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) return hlo::Internal("waiting for the device: " + ResultName(r));
+    api.vkResetFences(d_.device, 1, &fence_);
+    api.vkResetCommandBuffer(commands_, 0);
+    return hlo::OkStatus();
+  }
+
+  hlo::StatusOr<int64_t> ReadSelector(const Loc& l, bool is_pred) {
+    ANVIL_RETURN_IF_ERROR(Flush());
+    const uint8_t* p = HostPointer(l);
+    if (!p) return hlo::Internal("a loop condition or branch index with no memory");
+    if (is_pred) return static_cast<int64_t>(*p != 0);
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return static_cast<int64_t>(v);
+  }
+
+  hlo::Status Walk(const std::vector<Op>& ops) {
+    const Api& api = d_.api;
+    for (const Op& op : ops) {
+      switch (op.kind) {
+        case Op::Kind::kDispatch: {
+          Record();
+          api.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, op.pipeline->pipeline);
+          const uint64_t table = table_address_[op.table];
+          api.vkCmdPushConstants(commands_, op.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, &table);
+          api.vkCmdDispatch(commands_, op.groups, 1, 1);
+          Barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+          break;
+        }
+        case Op::Kind::kCopy: {
+          Record();
+          VkBufferCopy region{op.src.offset, op.dst.offset, op.src.bytes};
+          api.vkCmdCopyBuffer(commands_, BufferOf(op.src), BufferOf(op.dst), 1, &region);
+          Barrier(VK_PIPELINE_STAGE_TRANSFER_BIT);
+          break;
+        }
+        case Op::Kind::kWhile:
+          for (;;) {
+            ANVIL_RETURN_IF_ERROR(Walk(op.branches[0]));
+            ANVIL_ASSIGN_OR_RETURN(int64_t go_on, ReadSelector(op.selector, true));
+            if (!go_on) break;
+            ANVIL_RETURN_IF_ERROR(Walk(op.branches[1]));
+          }
+          break;
+        case Op::Kind::kConditional: {
+          ANVIL_ASSIGN_OR_RETURN(int64_t v, ReadSelector(op.selector, op.selector_is_pred));
+          const int64_t n = static_cast<int64_t>(op.branches.size());
+          const int64_t branch = op.selector_is_pred ? (v ? 0 : 1) : (v < 0 || v >= n ? n - 1 : v);
+          ANVIL_RETURN_IF_ERROR(Walk(op.branches[static_cast<size_t>(branch)]));
+          break;
+        }
+      }
+    }
+    return hlo::OkStatus();
+  }
+
+  const Executable& exe_;
+  Device& d_;
+  const std::vector<const Buffer*>& inputs_;
+  std::vector<Buffer> arena_;
+  Buffer tables_;
+  std::vector<uint64_t> table_address_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer commands_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  bool recording_ = false;
+};
+
+}  // namespace
+
+hlo::Status RunExecutable(const Executable& exe, Device& device, const std::vector<const Buffer*>& inputs,
+                          const std::vector<const Buffer*>& outputs) {
+  Runner runner(exe, device, inputs);
+  return runner.Run(outputs);
+}
+
+}  // namespace anvil::vulkan
