@@ -50,6 +50,7 @@ Role RoleOf(const Instruction& i) {
     case Opcode::kSelectAndScatter:
     case Opcode::kScatter:
     case Opcode::kSort:
+    case Opcode::kTriangularSolve:
       return Role::kKernel;
     default:
       if (i.opcode == Opcode::kStochasticConvert) return Role::kUnsupported;
@@ -82,6 +83,7 @@ KernelKind KindOf(const Instruction& i) {
     case Opcode::kSelectAndScatter: return KernelKind::kSelectAndScatter;
     case Opcode::kScatter: return KernelKind::kScatter;
     case Opcode::kSort: return KernelKind::kSort;
+    case Opcode::kTriangularSolve: return KernelKind::kTriangularSolve;
     default: return KernelKind::kLoop;
   }
 }

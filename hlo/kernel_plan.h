@@ -45,6 +45,7 @@ enum class KernelKind : uint8_t {
   kSelectAndScatter,  // one output element per invocation: the windows that can select it
   kScatter,           // a copy of the operands, then the updates in index order
   kSort,              // one invocation per sorted row, a stable sort
+  kTriangularSolve,   // one invocation per right-hand side, by substitution
 };
 
 struct KernelSpec {

@@ -38,7 +38,7 @@ void Leaves(const hlo::Shape& s, std::vector<hlo::Shape>& out) {
 
 class Emitter {
  public:
-  Emitter(const hlo::KernelSpec& k, const KernelOptions& o) : k_(k), o_(o) {}
+  Emitter(const hlo::KernelSpec& k, const KernelOptions& o) : k_(k), o_(o), lib_(o.features.float64) {}
 
   hlo::StatusOr<KernelShaders> Run() {
     result_.inputs = k_.inputs;
@@ -64,6 +64,7 @@ class Emitter {
       case KernelKind::kSelectAndScatter: return SelectAndScatter();
       case KernelKind::kScatter: return Scatter();
       case KernelKind::kSort: return Sort();
+      case KernelKind::kTriangularSolve: return TriangularSolve();
     }
     return NotYet(*k_.root, "");
   }
@@ -206,8 +207,8 @@ class Emitter {
         ret(ZeroExpr(i.shape.element_type()));
         return hlo::OkStatus();
       case Opcode::kGetDimensionSize: {
-        ANVIL_ASSIGN_OR_RETURN(int64_t dim, hlo::IntAttribute(i, "dimensions", std::nullopt));
-        ret(ConvertExpr(ElementType::kU32, i.shape.element_type(), U(i.operands[0]->shape.dim(static_cast<int>(dim))), lib_));
+        ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(i, "dimensions"));
+        ret(ConvertExpr(ElementType::kU32, i.shape.element_type(), U(i.operands[0]->shape.dim(static_cast<int>(dims.at(0)))), lib_));
         return hlo::OkStatus();
       }
       case Opcode::kDynamicSlice: {
@@ -710,6 +711,54 @@ class Emitter {
     body += "    }\n";
     const int64_t row_count = Product(rows);
     return Finish({{GridLoop("i", count, copy), count}, {GridLoop("row", row_count, body), row_count}});
+  }
+
+  // op(a) x = b (left side) or x op(a) = b, one invocation per column (or
+  // row) of b: forward or back substitution on the effective triangle.
+  hlo::StatusOr<KernelShaders> TriangularSolve() {
+    const Instruction& r = *k_.root;
+    const Instruction* a = r.operands[0];
+    const Instruction* b = r.operands[1];
+    const bool left = hlo::BoolAttribute(r, "left_side");
+    const bool lower = hlo::BoolAttribute(r, "lower");
+    const bool unit = hlo::BoolAttribute(r, "unit_diagonal");
+    std::string transpose = hlo::StringAttribute(r, "transpose_a");
+    if (transpose.empty()) transpose = "NO_TRANSPOSE";
+    const bool transposed = transpose != "NO_TRANSPOSE";
+    const bool conjugate = transpose == "ADJOINT" && hlo::IsComplex(r.shape.element_type());
+    const ElementType t = r.shape.element_type();
+    const std::string T = RegisterType(t);
+    const int rank = b->shape.rank();
+    const int64_t m = a->shape.dim(rank - 1);
+    const int64_t rows = b->shape.dim(rank - 2), cols = b->shape.dim(rank - 1);
+    const int64_t batch = b->shape.ElementCount() / std::max<int64_t>(rows * cols, 1);
+    const int64_t systems = batch * (left ? cols : rows);
+    // M(i, k): the matrix the substitution walks, an element of a.
+    const bool swap = transposed != !left;  // M = op(a) on the left, op(a)^T on the right
+    const bool m_lower = lower != swap;
+    const bool complex = hlo::IsComplex(t);
+    if (complex) lib_.Need("DEF_COMPLEX(" + T + ", " + (t == ElementType::kC64 ? "float" : "double") + ")");
+    auto M = [&](const std::string& i, const std::string& k) {
+      const std::string at = "abase + " + (swap ? k + " * " + U(m) + " + " + i : i + " * " + U(m) + " + " + k);
+      std::string v = Read(a, at);
+      return conjugate ? T + "(" + v + ".x, -" + v + ".y)" : v;
+    };
+    // Element i of this system's right-hand side (and solution).
+    auto at_of = [&](const std::string& i) {
+      return left ? "bbase + " + i + " * " + U(cols) + " + col" : "bbase + col * " + U(cols) + " + " + i;
+    };
+    const std::string x_at = at_of("i");
+    std::string body = "    uint bi = sys / " + U(left ? cols : rows) + ", col = sys % " + U(left ? cols : rows) + ";\n";
+    body += "    uint abase = bi * " + U(m * m) + ", bbase = bi * " + U(rows * cols) + ";\n";
+    body += m_lower ? "    for (uint i = 0u; i < " + U(m) + "; ++i) {\n" : "    for (uint i = " + U(m) + "; i-- > 0u;) {\n";
+    body += "      " + T + " s = " + Read(b, x_at) + ";\n";
+    body += m_lower ? "      for (uint k = 0u; k < i; ++k) {\n" : "      for (uint k = i + 1u; k < " + U(m) + "; ++k) {\n";
+    const std::string xk = LoadExpr(t, Out(0, at_of("k")));
+    body += complex ? "        s -= cmul(" + M("i", "k") + ", " + xk + ");\n" : "        s -= " + M("i", "k") + " * " + xk + ";\n";
+    body += "      }\n";
+    if (!unit) body += complex ? "      s = cdiv(s, " + M("i", "i") + ");\n" : "      s = s / " + M("i", "i") + ";\n";
+    body += "      " + Store(0, x_at, Normalize(t, "s")) + "\n    }\n";
+    return Finish({{GridLoop("sys", systems, body), static_cast<uint64_t>(systems)}});
   }
 
   const hlo::KernelSpec& k_;

@@ -17,6 +17,9 @@ namespace {
 const char* kLibrary =
 #include "plugins/vulkan/glsl_library.inc"
     ;
+const char* kMath =
+#include "plugins/vulkan/glsl_math.inc"
+    ;
 
 // The element width XLA's integer ops wrap and shift at.
 int Width(ElementType t) { return hlo::Info(t).bit_width; }
@@ -29,13 +32,20 @@ std::string Call(const std::string& f, const std::vector<std::string>& args) {
   return s + ")";
 }
 
-// A GLSL float builtin at the register type: double has none of the
-// transcendental ones, so those compute in single precision.
-std::string Transcendental(const std::string& reg, const std::string& f, const std::vector<std::string>& args) {
-  if (reg == "float") return Call(f, args);
-  std::vector<std::string> narrowed;
-  for (const std::string& a : args) narrowed.push_back("float(" + a + ")");
-  return reg + "(" + Call(f, narrowed) + ")";
+// An elementary function at the register type, computed in double by the
+// plugin's own functions (glsl_math.inc: GLSL has none for double, and
+// drivers' single-precision ones may be several ULP off); on a device
+// without shaderFloat64, GLSL's single-precision builtin.
+std::string Transcendental(const std::string& reg, const std::string& f, const std::vector<std::string>& args,
+                           GlslLibrary& lib) {
+  std::vector<std::string> converted;
+  if (!lib.float64()) {
+    for (const std::string& a : args) converted.push_back("float(" + a + ")");
+    return reg + "(" + Call(f, converted) + ")";
+  }
+  lib.Need("MATH");
+  for (const std::string& a : args) converted.push_back("double(" + a + ")");
+  return reg + "(" + Call("d" + f, converted) + ")";
 }
 
 std::string CompareDirection(const Instruction& i) { return hlo::StringAttribute(i, "direction"); }
@@ -67,7 +77,10 @@ hlo::StatusOr<std::string> CompareExpr(const Instruction& i, const std::vector<s
 }
 
 hlo::StatusOr<std::string> FloatUnary(Opcode op, const std::string& T, const std::string& x, GlslLibrary& lib) {
-  auto need = [&](const char* family) { lib.Need(std::string(family) + "(" + T + ")"); };
+  auto need = [&](const char* family) {
+    lib.Need("MATH");
+    lib.Need(std::string(family) + "(" + T + ")");
+  };
   switch (op) {
     case Opcode::kAbs: return "abs(" + x + ")";
     case Opcode::kNegate: return "(-" + x + ")";
@@ -75,23 +88,23 @@ hlo::StatusOr<std::string> FloatUnary(Opcode op, const std::string& T, const std
     case Opcode::kSqrt: return "sqrt(" + x + ")";
     case Opcode::kRsqrt: return "(" + T + "(1) / sqrt(" + x + "))";
     case Opcode::kCbrt: need("DEF_XCBRT"); return "xcbrt(" + x + ")";
-    case Opcode::kExp: return Transcendental(T, "exp", {x});
+    case Opcode::kExp: return Transcendental(T, "exp", {x}, lib);
     case Opcode::kExpm1: need("DEF_XEXPM1"); return "xexpm1(" + x + ")";
-    case Opcode::kLog: return Transcendental(T, "log", {x});
+    case Opcode::kLog: return Transcendental(T, "log", {x}, lib);
     case Opcode::kLog1p: need("DEF_XLOG1P"); return "xlog1p(" + x + ")";
     case Opcode::kLogistic: need("DEF_XLOGISTIC"); return "xlogistic(" + x + ")";
-    case Opcode::kSin: return Transcendental(T, "sin", {x});
-    case Opcode::kCos: return Transcendental(T, "cos", {x});
-    case Opcode::kTan: return Transcendental(T, "tan", {x});
-    case Opcode::kTanh: return Transcendental(T, "tanh", {x});
-    case Opcode::kSinh: return Transcendental(T, "sinh", {x});
-    case Opcode::kCosh: return Transcendental(T, "cosh", {x});
-    case Opcode::kAsin: return Transcendental(T, "asin", {x});
-    case Opcode::kAcos: return Transcendental(T, "acos", {x});
-    case Opcode::kAtan: return Transcendental(T, "atan", {x});
-    case Opcode::kAsinh: return Transcendental(T, "asinh", {x});
-    case Opcode::kAcosh: return Transcendental(T, "acosh", {x});
-    case Opcode::kAtanh: return Transcendental(T, "atanh", {x});
+    case Opcode::kSin: return Transcendental(T, "sin", {x}, lib);
+    case Opcode::kCos: return Transcendental(T, "cos", {x}, lib);
+    case Opcode::kTan: return Transcendental(T, "tan", {x}, lib);
+    case Opcode::kTanh: return Transcendental(T, "tanh", {x}, lib);
+    case Opcode::kSinh: return Transcendental(T, "sinh", {x}, lib);
+    case Opcode::kCosh: return Transcendental(T, "cosh", {x}, lib);
+    case Opcode::kAsin: return Transcendental(T, "asin", {x}, lib);
+    case Opcode::kAcos: return Transcendental(T, "acos", {x}, lib);
+    case Opcode::kAtan: return Transcendental(T, "atan", {x}, lib);
+    case Opcode::kAsinh: return Transcendental(T, "asinh", {x}, lib);
+    case Opcode::kAcosh: return Transcendental(T, "acosh", {x}, lib);
+    case Opcode::kAtanh: return Transcendental(T, "atanh", {x}, lib);
     case Opcode::kErf: need("DEF_XERF"); return "xerf(" + x + ")";
     case Opcode::kFloor: return "floor(" + x + ")";
     case Opcode::kCeil: return "ceil(" + x + ")";
@@ -105,7 +118,10 @@ hlo::StatusOr<std::string> FloatUnary(Opcode op, const std::string& T, const std
 
 hlo::StatusOr<std::string> FloatBinary(Opcode op, const std::string& T, const std::string& x, const std::string& y,
                                        GlslLibrary& lib) {
-  auto need = [&](const char* family) { lib.Need(std::string(family) + "(" + T + ")"); };
+  auto need = [&](const char* family) {
+    lib.Need("MATH");
+    lib.Need(std::string(family) + "(" + T + ")");
+  };
   switch (op) {
     case Opcode::kAdd: return "(" + x + " + " + y + ")";
     case Opcode::kSubtract: return "(" + x + " - " + y + ")";
@@ -115,13 +131,14 @@ hlo::StatusOr<std::string> FloatBinary(Opcode op, const std::string& T, const st
     case Opcode::kMinimum: need("DEF_XMIN"); return "xmin(" + x + ", " + y + ")";
     case Opcode::kRemainder: need("DEF_XFMOD"); return "xfmod(" + x + ", " + y + ")";
     case Opcode::kPower: need("DEF_XFMOD"); need("DEF_XPOW"); return "xpow(" + x + ", " + y + ")";
-    case Opcode::kAtan2: return Transcendental(T, "atan", {x, y});
+    case Opcode::kAtan2: return Transcendental(T, "atan2", {x, y}, lib);
     default: return hlo::Unimplemented("");
   }
 }
 
 hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector<std::string>& v, GlslLibrary& lib) {
   const std::string C = RegisterType(t), R = C == "vec2" ? "float" : "double";
+  lib.Need("MATH");
   lib.Need("DEF_COMPLEX(" + C + ", " + R + ")");
   switch (op) {
     case Opcode::kAdd: return "(" + v[0] + " + " + v[1] + ")";
@@ -131,6 +148,8 @@ hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector
     case Opcode::kPower: return "cpow(" + v[0] + ", " + v[1] + ")";
     case Opcode::kNegate: return "(-" + v[0] + ")";
     case Opcode::kCopy: return v[0];
+    case Opcode::kMaximum: return "cmax(" + v[0] + ", " + v[1] + ")";
+    case Opcode::kMinimum: return "cmin(" + v[0] + ", " + v[1] + ")";
     case Opcode::kExp: return "cexp(" + v[0] + ")";
     case Opcode::kExpm1: return "cexpm1(" + v[0] + ")";
     case Opcode::kLog: return "clog(" + v[0] + ")";
@@ -191,7 +210,10 @@ hlo::StatusOr<std::string> IntegerOp(const Instruction& i, ElementType t, const 
 
 std::string GlslLibrary::Text() const {
   std::string text = kLibrary;
-  for (const std::string& n : needed_) text += n + "\n";
+  if (needed_.count("MATH")) text += kMath;
+  for (const std::string& n : needed_) {
+    if (n != "MATH") text += n + "\n";
+  }
   return text;
 }
 
@@ -230,6 +252,7 @@ hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vect
     case Opcode::kComplex: return RegisterType(t) + "(" + v[0] + ", " + v[1] + ")";
     case Opcode::kAbs:
       if (hlo::IsComplex(a)) {
+        lib.Need("MATH");
         lib.Need("DEF_COMPLEX(" + RegisterType(a) + ", " + RegisterType(t) + ")");
         return "cabs(" + v[0] + ")";
       }

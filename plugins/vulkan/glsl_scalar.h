@@ -16,6 +16,9 @@ namespace anvil::vulkan {
 
 class GlslLibrary {
  public:
+  // Whether the device computes in double (elementary functions then do).
+  explicit GlslLibrary(bool float64 = true) : float64_(float64) {}
+  bool float64() const { return float64_; }
   // Asks for helper `name` (a family instantiated for one register type,
   // e.g. "xmax_float"); unknown names are a programming error caught by
   // the shader compiler.
@@ -24,6 +27,7 @@ class GlslLibrary {
   std::string Text() const;
 
  private:
+  bool float64_;
   std::set<std::string> needed_;
 };
 

@@ -61,8 +61,7 @@ std::string RegisterType(ElementType t) {
     case ElementType::kU32: return "uint";
     case ElementType::kS64: return "int64_t";
     case ElementType::kU64: return "uint64_t";
-    case ElementType::kF16: return "float16_t";
-    case ElementType::kBF16: case ElementType::kF32: return "float";
+    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: return "float";
     case ElementType::kF64: return "double";
     case ElementType::kC64: return "vec2";
     case ElementType::kC128: return "dvec2";
@@ -76,6 +75,7 @@ std::string StorageType(ElementType t) {
     case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: return "int8_t";
     case ElementType::kS16: return "int16_t";
     case ElementType::kU16: case ElementType::kBF16: return "uint16_t";
+    case ElementType::kF16: return "float16_t";
     default: return RegisterType(t);
   }
 }
@@ -86,6 +86,7 @@ std::string LoadExpr(ElementType t, const std::string& s) {
     case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: case ElementType::kS16: return "int(" + s + ")";
     case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16: return "uint(" + s + ")";
     case ElementType::kBF16: return "uintBitsToFloat(uint(" + s + ") << 16)";
+    case ElementType::kF16: return "float(" + s + ")";
     default: return s;
   }
 }
@@ -97,6 +98,7 @@ std::string StoreExpr(ElementType t, const std::string& v) {
     case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16:
       return StorageType(t) + "(" + v + ")";
     case ElementType::kBF16: return "uint16_t(floatBitsToUint(" + v + ") >> 16)";
+    case ElementType::kF16: return "float16_t(" + v + ")";
     default: return v;
   }
 }
@@ -108,6 +110,7 @@ std::string Normalize(ElementType t, const std::string& v) {
     return "((" + v + ") & " + std::to_string((1u << bits) - 1) + "u)";
   }
   if (t == ElementType::kBF16) return "bf16_round(" + v + ")";
+  if (t == ElementType::kF16) return "f16_round(" + v + ")";
   return v;
 }
 
@@ -126,7 +129,7 @@ std::string LiteralExpr(const hlo::Literal& literal, int64_t k) {
     case ElementType::kU32: return Hex(bits) + "u";
     case ElementType::kS64: return "int64_t(" + Hex(bits) + "ul)";
     case ElementType::kU64: return Hex(bits) + "ul";
-    case ElementType::kF16: return "uint16BitsToFloat16(uint16_t(" + Hex(bits) + "u))";
+    case ElementType::kF16: return "float(uint16BitsToFloat16(uint16_t(" + Hex(bits) + "u)))";
     case ElementType::kBF16: return "uintBitsToFloat(" + Hex(bits << 16) + "u)";
     case ElementType::kF32: return "uintBitsToFloat(" + Hex(bits) + "u)";
     case ElementType::kF64:

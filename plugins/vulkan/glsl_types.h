@@ -2,7 +2,8 @@
 // values have in registers, the type of its elements in memory, and the
 // conversions between them. Narrow types are widened in registers and
 // brought back to their own range after every op (wrapped integers, bf16
-// rounded to nearest even), so a fused chain rounds like the unfused ops.
+// and f16 rounded to nearest even), so a fused chain rounds like the
+// unfused ops.
 #pragma once
 
 #include <string>
