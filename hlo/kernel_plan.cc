@@ -1,13 +1,37 @@
 #include "hlo/kernel_plan.h"
 
+#include "hlo/attributes.h"
+
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
 
 namespace anvil::hlo {
 
+std::string ElementwiseCustomCall(const Instruction& i) {
+  if (i.opcode != Opcode::kCustomCall || !i.shape.IsArray()) return "";
+  for (const Instruction* o : i.operands) {
+    if (!o->shape.IsArray() || o->shape.dims() != i.shape.dims()) return "";
+  }
+  static const std::set<std::string> kChlo = {"lgamma", "digamma", "erf_inv", "erfc", "erf", "mulhi", "next_after",
+                                              "nextafter"};
+  const std::string target = StringAttribute(i, "custom_call_target");
+  if (target.rfind("chlo.", 0) == 0 && kChlo.count(target.substr(5))) {
+    return target.substr(5) == "nextafter" ? "next_after" : target.substr(5);
+  }
+  static const std::map<std::string, std::string> kMath = {
+      {"xla_builder.math.Acos", "acos"}, {"xla_builder.math.Acosh", "acosh"}, {"xla_builder.math.Asin", "asin"},
+      {"xla_builder.math.Asinh", "asinh"}, {"xla_builder.math.Atan", "atan"}, {"xla_builder.math.Atanh", "atanh"},
+      {"xla_builder.math.Cosh", "cosh"}, {"xla_builder.math.Sinh", "sinh"}, {"xla_builder.math.Erf", "erf"},
+      {"xla_builder.math.Tan", "tan"}, {"xla_builder.math.NextAfter", "next_after"}};
+  auto m = kMath.find(target);
+  return m == kMath.end() ? "" : m->second;
+}
+
 Role RoleOf(const Instruction& i) {
+  if (!ElementwiseCustomCall(i).empty()) return Role::kLoop;
   switch (i.opcode) {
     case Opcode::kParameter: return Role::kParameter;
     case Opcode::kConstant: return Role::kConstant;

@@ -36,6 +36,11 @@ enum class Role : uint8_t {
 };
 Role RoleOf(const Instruction& instruction);
 
+// The function an elementwise custom call computes ("lgamma", "next_after",
+// "mulhi", "acos"...: chlo's special functions and XLA's math library
+// calls), or "" for any other custom call.
+std::string ElementwiseCustomCall(const Instruction& instruction);
+
 enum class KernelKind : uint8_t {
   kLoop,              // one output element per invocation, from fused element expressions
   kReduce,            // one output element per invocation, looping over the reduced elements

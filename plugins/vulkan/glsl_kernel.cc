@@ -240,6 +240,13 @@ class Emitter {
         return hlo::OkStatus();
       }
       case Opcode::kGather: return GatherBody(i, b);
+      case Opcode::kCustomCall: {
+        std::vector<std::string> args;
+        for (const Instruction* o : i.operands) args.push_back(Read(o, "i"));
+        ANVIL_ASSIGN_OR_RETURN(std::string e, CustomCallExpr(i, hlo::ElementwiseCustomCall(i), args, lib_));
+        ret(e);
+        return hlo::OkStatus();
+      }
       case Opcode::kMap: {
         ANVIL_ASSIGN_OR_RETURN(std::string f, Combiner(*i.called_computations.at(0)));
         std::string call = f + "(";
@@ -392,6 +399,7 @@ class Emitter {
   std::string MultiplyAdd(ElementType t, const std::string& acc, const std::string& x, const std::string& y) {
     if (hlo::IsPred(t)) return acc + " = " + acc + " || (" + x + " && " + y + ");";
     if (hlo::IsComplex(t)) {
+      lib_.Need("MATH");
       lib_.Need("DEF_COMPLEX(" + RegisterType(t) + ", " + (t == ElementType::kC64 ? "float" : "double") + ")");
       return acc + " += cmul(" + x + ", " + y + ");";
     }
@@ -737,6 +745,7 @@ class Emitter {
     const bool swap = transposed != !left;  // M = op(a) on the left, op(a)^T on the right
     const bool m_lower = lower != swap;
     const bool complex = hlo::IsComplex(t);
+    if (complex) lib_.Need("MATH");
     if (complex) lib_.Need("DEF_COMPLEX(" + T + ", " + (t == ElementType::kC64 ? "float" : "double") + ")");
     auto M = [&](const std::string& i, const std::string& k) {
       const std::string at = "abase + " + (swap ? k + " * " + U(m) + " + " + i : i + " * " + U(m) + " + " + k);

@@ -17,6 +17,21 @@ namespace {
 const char* kLibrary =
 #include "plugins/vulkan/glsl_library.inc"
     ;
+// The high 64 bits of a 128-bit product, from 32-bit halves.
+const char* kMulhi64 = R"GLSL(
+uint64_t xmulhi_u64(uint64_t a, uint64_t b) {
+  uint64_t al = a & 0xfffffffful, ah = a >> 32, bl = b & 0xfffffffful, bh = b >> 32;
+  uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+  uint64_t mid = (ll >> 32) + (lh & 0xfffffffful) + (hl & 0xfffffffful);
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+int64_t xmulhi_s64(int64_t a, int64_t b) {
+  uint64_t hi = xmulhi_u64(uint64_t(a), uint64_t(b));
+  if (a < 0l) hi -= uint64_t(b);
+  if (b < 0l) hi -= uint64_t(a);
+  return int64_t(hi);
+}
+)GLSL";
 const char* kMath =
 #include "plugins/vulkan/glsl_math.inc"
     ;
@@ -137,6 +152,16 @@ hlo::StatusOr<std::string> FloatBinary(Opcode op, const std::string& T, const st
 }
 
 hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector<std::string>& v, GlslLibrary& lib) {
+  // c64's functions beyond arithmetic compute in double and round once.
+  const bool arithmetic = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply ||
+                          op == Opcode::kDivide || op == Opcode::kNegate || op == Opcode::kCopy ||
+                          op == Opcode::kMaximum || op == Opcode::kMinimum;
+  if (t == ElementType::kC64 && !arithmetic && lib.float64()) {
+    std::vector<std::string> wide;
+    for (const std::string& x : v) wide.push_back("dvec2(" + x + ")");
+    ANVIL_ASSIGN_OR_RETURN(std::string e, ComplexOp(op, ElementType::kC128, wide, lib));
+    return "vec2(" + e + ")";
+  }
   const std::string C = RegisterType(t), R = C == "vec2" ? "float" : "double";
   lib.Need("MATH");
   lib.Need("DEF_COMPLEX(" + C + ", " + R + ")");
@@ -161,6 +186,17 @@ hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector
     case Opcode::kTan: return "ctan(" + v[0] + ")";
     case Opcode::kTanh: return "ctanh(" + v[0] + ")";
     case Opcode::kSign: return "csign(" + v[0] + ")";
+    case Opcode::kAsinh: return "casinh(" + v[0] + ")";
+    case Opcode::kAsin: return "casin(" + v[0] + ")";
+    case Opcode::kAcos: return "cacos(" + v[0] + ")";
+    case Opcode::kAtanh: return "catanh(" + v[0] + ")";
+    case Opcode::kAtan: return "catan(" + v[0] + ")";
+    case Opcode::kCosh: return "ccosh(" + v[0] + ")";
+    case Opcode::kSinh: return "csinh(" + v[0] + ")";
+    case Opcode::kAcosh: return "cacosh(" + v[0] + ")";
+    case Opcode::kLogistic: return "clogistic(" + v[0] + ")";
+    case Opcode::kAtan2: return "catan2(" + v[0] + ", " + v[1] + ")";
+    case Opcode::kCbrt: return "ccbrt(" + v[0] + ")";
     default: return hlo::Unimplemented("");
   }
 }
@@ -211,8 +247,9 @@ hlo::StatusOr<std::string> IntegerOp(const Instruction& i, ElementType t, const 
 std::string GlslLibrary::Text() const {
   std::string text = kLibrary;
   if (needed_.count("MATH")) text += kMath;
+  if (needed_.count("MULHI64")) text += kMulhi64;
   for (const std::string& n : needed_) {
-    if (n != "MATH") text += n + "\n";
+    if (n != "MATH" && n != "MULHI64") text += n + "\n";
   }
   return text;
 }
@@ -240,7 +277,8 @@ hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vect
     }
     case Opcode::kConvert: return ConvertExpr(a, t, v[0], lib);
     case Opcode::kBitcastConvert:
-      if (hlo::Info(a).bit_width != hlo::Info(t).bit_width) {
+      if (a == t) return v[0];
+      if (a == ElementType::kC128 || t == ElementType::kC128 || hlo::Info(a).bit_width != hlo::Info(t).bit_width) {
         return hlo::Unimplemented("bitcast-convert between widths (" + std::string(hlo::HloName(a)) + " to " +
                                   std::string(hlo::HloName(t)) + ")");
       }
@@ -260,10 +298,10 @@ hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vect
     case Opcode::kReducePrecision: {
       ANVIL_ASSIGN_OR_RETURN(int64_t ebits, hlo::IntAttribute(i, "exponent_bits", std::nullopt));
       ANVIL_ASSIGN_OR_RETURN(int64_t mbits, hlo::IntAttribute(i, "mantissa_bits", std::nullopt));
-      if (t == ElementType::kF64 && (ebits < 8 || mbits < 23)) {
-        return hlo::Unimplemented("reduce-precision of f64 below f32's range");
+      if (t == ElementType::kF64) {
+        lib.Need("DEF_XREDUCEPREC64(double)");
+        return "xreduceprec64(" + v[0] + ", " + std::to_string(ebits) + ", " + std::to_string(mbits) + ")";
       }
-      if (t == ElementType::kF64) return v[0];
       lib.Need("DEF_XREDUCEPREC(float)");
       return Normalize(t, "xreduceprec(" + v[0] + ", " + std::to_string(ebits) + ", " + std::to_string(mbits) + ")");
     }
@@ -293,6 +331,52 @@ hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vect
   }
   if (!e.ok()) return unimplemented();
   return Normalize(t, *e);
+}
+
+hlo::StatusOr<std::string> CustomCallExpr(const Instruction& i, const std::string& function,
+                                          const std::vector<std::string>& v, GlslLibrary& lib) {
+  const ElementType t = i.shape.element_type();
+  auto refuse = [&] {
+    return hlo::Unimplemented("the Vulkan plugin has no kernel for " + function + " on " + std::string(hlo::HloName(t)));
+  };
+  static const std::map<std::string, Opcode> kOpcodes = {
+      {"acos", Opcode::kAcos}, {"acosh", Opcode::kAcosh}, {"asin", Opcode::kAsin}, {"asinh", Opcode::kAsinh},
+      {"atan", Opcode::kAtan}, {"atanh", Opcode::kAtanh}, {"cosh", Opcode::kCosh}, {"sinh", Opcode::kSinh},
+      {"erf", Opcode::kErf},   {"tan", Opcode::kTan}};
+  if (auto op = kOpcodes.find(function); op != kOpcodes.end() && v.size() == 1) {
+    Instruction as_op = i;
+    as_op.opcode = op->second;
+    return ElementwiseExpr(as_op, v, lib);
+  }
+  if (function == "mulhi" && hlo::IsInteger(t) && v.size() == 2) {
+    const int w = Width(t);
+    if (w <= 32) {
+      const std::string wide = hlo::IsSignedInt(t) ? "int64_t" : "uint64_t";
+      return Normalize(t, RegisterType(t) + "((" + wide + "(" + v[0] + ") * " + wide + "(" + v[1] + ")) >> " +
+                              std::to_string(w) + ")");
+    }
+    lib.Need("MULHI64");
+    return std::string(hlo::IsSignedInt(t) ? "xmulhi_s64" : "xmulhi_u64") + "(" + v[0] + ", " + v[1] + ")";
+  }
+  if (function == "next_after" && hlo::IsFloat(t) && v.size() == 2) {
+    const int w = Width(t);
+    const std::string B = w == 64 ? "uint64_t" : "uint";
+    const std::string sign = w == 64 ? "0x8000000000000000ul" : std::to_string(1u << (w - 1)) + "u";
+    const std::string x = v[0], y = v[1], bits = BitsOf(t, x);
+    const std::string one = B + "(1)";
+    return "((isnan(" + x + ") || isnan(" + y + ")) ? " + RegisterType(t) + "(0.0 / 0.0) : (" + x + " == " + y + ") ? " + y +
+           " : (" + x + " == " + RegisterType(t) + "(0)) ? " + FromBits(t, "((" + y + " < " + RegisterType(t) + "(0) ? " + sign +
+           " : " + B + "(0)) | " + one + ")") + " : " +
+           FromBits(t, "(((" + x + " < " + y + ") == (" + x + " > " + RegisterType(t) + "(0))) ? " + bits + " + " + one + " : " +
+                           bits + " - " + one + ")") + ")";
+  }
+  if (!hlo::IsFloat(t) || !lib.float64()) return refuse();
+  static const std::map<std::string, std::string> kDouble = {
+      {"lgamma", "dlgamma"}, {"digamma", "ddigamma"}, {"erf_inv", "derf_inv"}, {"erfc", "derfc"}};
+  auto f = kDouble.find(function);
+  if (f == kDouble.end() || v.size() != 1) return refuse();
+  lib.Need("MATH");
+  return Normalize(t, RegisterType(t) + "(" + f->second + "(double(" + v[0] + ")))");
 }
 
 std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, GlslLibrary& lib) {
@@ -332,6 +416,8 @@ std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, 
 
 std::string BitsOf(ElementType t, const std::string& v) {
   switch (t) {
+    case ElementType::kC64:
+      return "(uint64_t(floatBitsToUint(" + v + ".x)) | (uint64_t(floatBitsToUint(" + v + ".y)) << 32))";
     case ElementType::kF32: return "floatBitsToUint(" + v + ")";
     case ElementType::kF16: return "uint(float16BitsToUint16(float16_t(" + v + ")))";
     case ElementType::kBF16: return "(floatBitsToUint(" + v + ") >> 16)";
@@ -347,6 +433,8 @@ std::string BitsOf(ElementType t, const std::string& v) {
 
 std::string FromBits(ElementType t, const std::string& b) {
   switch (t) {
+    case ElementType::kC64:
+      return "vec2(uintBitsToFloat(uint(" + b + ")), uintBitsToFloat(uint(uint64_t(" + b + ") >> 32)))";
     case ElementType::kF32: return "uintBitsToFloat(uint(" + b + "))";
     case ElementType::kF16: return "float(uint16BitsToFloat16(uint16_t(" + b + ")))";
     case ElementType::kBF16: return "uintBitsToFloat(uint(" + b + ") << 16)";

@@ -36,6 +36,11 @@ class GlslLibrary {
 hlo::StatusOr<std::string> ElementwiseExpr(const hlo::Instruction& i, const std::vector<std::string>& operands,
                                            GlslLibrary& library);
 
+// The elementwise custom call `i` computing `function` (see
+// hlo::ElementwiseCustomCall) on register values `operands`.
+hlo::StatusOr<std::string> CustomCallExpr(const hlo::Instruction& i, const std::string& function,
+                                          const std::vector<std::string>& operands, GlslLibrary& library);
+
 // `value` of type `from` converted to `to` (XLA's convert).
 std::string ConvertExpr(hlo::ElementType from, hlo::ElementType to, const std::string& value, GlslLibrary& library);
 
