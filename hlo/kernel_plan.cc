@@ -75,6 +75,7 @@ Role RoleOf(const Instruction& i) {
     case Opcode::kScatter:
     case Opcode::kSort:
     case Opcode::kTriangularSolve:
+    case Opcode::kFft:
       return Role::kKernel;
     default:
       if (i.opcode == Opcode::kStochasticConvert) return Role::kUnsupported;
@@ -108,6 +109,7 @@ KernelKind KindOf(const Instruction& i) {
     case Opcode::kScatter: return KernelKind::kScatter;
     case Opcode::kSort: return KernelKind::kSort;
     case Opcode::kTriangularSolve: return KernelKind::kTriangularSolve;
+    case Opcode::kFft: return KernelKind::kFft;
     default: return KernelKind::kLoop;
   }
 }

@@ -51,6 +51,7 @@ enum class KernelKind : uint8_t {
   kScatter,           // a copy of the operands, then the updates in index order
   kSort,              // one invocation per sorted row, a stable sort
   kTriangularSolve,   // one invocation per right-hand side, by substitution
+  kFft,               // one pass per transformed dimension, each a direct DFT along it
 };
 
 struct KernelSpec {

@@ -65,6 +65,7 @@ class Emitter {
       case KernelKind::kScatter: return Scatter();
       case KernelKind::kSort: return Sort();
       case KernelKind::kTriangularSolve: return TriangularSolve();
+      case KernelKind::kFft: return Fft();
     }
     return NotYet(*k_.root, "");
   }
@@ -768,6 +769,84 @@ class Emitter {
     if (!unit) body += complex ? "      s = cdiv(s, " + M("i", "i") + ");\n" : "      s = s / " + M("i", "i") + ";\n";
     body += "      " + Store(0, x_at, Normalize(t, "s")) + "\n    }\n";
     return Finish({{GridLoop("sys", systems, body), static_cast<uint64_t>(systems)}});
+  }
+
+  // Scratch buffer k of the kernel (after the inputs and outputs), as
+  // complex double elements.
+  std::string Scratch(size_t k, const std::string& index) {
+    buffer_types_.insert("dvec2");
+    return "B_dvec2(pc.args.a[" + std::to_string(k_.inputs.size() + result_.outputs.size() + k) + "]).d[" + index + "]";
+  }
+
+  // The transform is separable: one pass per dimension, each a direct DFT
+  // along it (twiddles exact at quarter turns), in double, between two
+  // scratch buffers shaped like the full signal.
+  hlo::StatusOr<KernelShaders> Fft() {
+    const Instruction& r = *k_.root;
+    if (!o_.features.float64) return NotYet(r, "the FFT kernels compute in double (shaderFloat64)");
+    const std::string type = hlo::StringAttribute(r, "fft_type");
+    ANVIL_ASSIGN_OR_RETURN(auto lengths, hlo::IntListAttribute(r, "fft_length"));
+    const Instruction* in = r.operands[0];
+    const int rank = in->shape.rank();
+    const int n_dims = static_cast<int>(lengths.size());
+    std::vector<int64_t> dims = in->shape.dims();
+    if (type == "IRFFT") dims.back() = lengths.back();
+    const int64_t total = Product(dims);
+    result_.scratch_bytes = {static_cast<uint64_t>(std::max<int64_t>(total, 1)) * 16,
+                             static_cast<uint64_t>(std::max<int64_t>(total, 1)) * 16};
+    lib_.Need("MATH");
+    const ElementType it = in->shape.element_type();
+    std::vector<std::pair<std::string, uint64_t>> passes;
+    // Load, as complex, rebuilding the Hermitian half IRFFT's input leaves out.
+    const auto c = hlo::CoordinatesOf("i", dims);
+    std::string load;
+    auto as_complex = [&](const std::string& v) { return hlo::IsComplex(it) ? "dvec2(" + v + ")" : "dvec2(double(" + v + "), 0.0lf)"; };
+    if (type == "IRFFT") {
+      const int64_t stored = in->shape.dims().back(), n = dims.back();
+      std::vector<std::string> src(c.begin(), c.end()), mirrored(c.begin(), c.end());
+      for (int d = rank - n_dims; d < rank; ++d) mirrored[d] = "((" + U(dims[d]) + " - " + c[d] + ") % " + U(dims[d]) + ")";
+      mirrored.back() = "((" + U(n) + " - " + c.back() + ") % " + U(n) + ")";
+      load += "    if (" + c.back() + " >= " + U(stored) + ") { dvec2 v = " +
+              as_complex(Read(in, hlo::LinearIndexOf(mirrored, in->shape.dims()))) + "; " + Scratch(0, "i") +
+              " = dvec2(v.x, -v.y); } else { " + Scratch(0, "i") + " = " +
+              as_complex(Read(in, hlo::LinearIndexOf(src, in->shape.dims()))) + "; }\n";
+    } else {
+      load += "    " + Scratch(0, "i") + " = " + as_complex(Read(in, "i")) + ";\n";
+    }
+    passes.push_back({GridLoop("i", total, load), static_cast<uint64_t>(total)});
+    const bool inverse = type == "IFFT" || type == "IRFFT";
+    size_t from = 0;
+    int64_t stride = 1;
+    std::vector<int64_t> strides(rank);
+    for (int d = rank - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= dims[d];
+    }
+    for (int d = rank - n_dims; d < rank; ++d) {
+      const int64_t n = dims[d];
+      std::string body = "    uint f = " + c[d] + ";\n    uint base = i - f * " + U(strides[d]) + ";\n";
+      body += "    dvec2 sum = dvec2(0.0lf);\n";
+      body += "    for (uint e = 0u; e < " + U(n) + "; ++e) {\n";
+      body += "      uint m = (f * e) % " + U(n) + ";\n      dvec2 w;\n";
+      body += "      if ((4u * m) % " + U(n) + " == 0u) { uint q = (4u * m / " + U(n) +
+              ") % 4u; w = q == 0u ? dvec2(1.0lf, 0.0lf) : q == 1u ? dvec2(0.0lf, -1.0lf) : q == 2u ? dvec2(-1.0lf, 0.0lf) : dvec2(0.0lf, 1.0lf); }\n";
+      body += "      else { dvec2 sc = dsincos(-2.0lf * D_PI * double(m) / double(" + std::to_string(n) + ")); w = dvec2(sc.y, sc.x); }\n";
+      if (inverse) body += "      w.y = -w.y;\n";
+      body += "      dvec2 x = " + Scratch(from, "base + e * " + U(strides[d])) + ";\n";
+      body += "      sum += dvec2(x.x * w.x - x.y * w.y, x.x * w.y + x.y * w.x);\n    }\n";
+      if (inverse) body += "    sum /= double(" + std::to_string(n) + ");\n";
+      body += "    " + Scratch(1 - from, "i") + " = sum;\n";
+      passes.push_back({GridLoop("i", total, body), static_cast<uint64_t>(total)});
+      from = 1 - from;
+    }
+    // Store: the output's elements are the first ones along the last dim.
+    const ElementType ot = r.shape.element_type();
+    const auto oc = hlo::CoordinatesOf("o", r.shape.dims());
+    const std::string v = Scratch(from, hlo::LinearIndexOf(oc, dims));
+    const std::string value = hlo::IsComplex(ot) ? RegisterType(ot) + "(" + v + ")" : RegisterType(ot) + "(" + v + ".x)";
+    const int64_t out_count = r.shape.ElementCount();
+    passes.push_back({GridLoop("o", out_count, "    " + Store(0, "o", value) + "\n"), static_cast<uint64_t>(out_count)});
+    return Finish(std::move(passes));
   }
 
   const hlo::KernelSpec& k_;

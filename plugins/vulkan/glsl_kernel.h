@@ -24,6 +24,7 @@ struct KernelShaders {
   std::vector<ShaderPass> passes;
   std::vector<const hlo::Instruction*> inputs;  // table entries 0..n-1
   std::vector<hlo::Shape> outputs;              // then one per array leaf of the root
+  std::vector<uint64_t> scratch_bytes;          // then working memory the passes share
 };
 
 struct KernelOptions {

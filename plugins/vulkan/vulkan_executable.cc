@@ -125,6 +125,11 @@ class ProgramBuilder {
     std::vector<Loc> table;
     for (const Instruction* in : shaders.inputs) table.push_back(values.at(in).at(0));
     table.insert(table.end(), result.begin(), result.end());
+    for (uint64_t bytes : shaders.scratch_bytes) {
+      hlo::Status status = hlo::OkStatus();
+      table.push_back(Allocate(bytes, status));
+      ANVIL_RETURN_IF_ERROR(status);
+    }
     exe_.tables_.push_back(table);
     for (size_t p = 0; p < shaders.passes.size(); ++p) {
       const ShaderPass& pass = shaders.passes[p];
