@@ -16,7 +16,8 @@ std::string ElementwiseCustomCall(const Instruction& i) {
     if (!o->shape.IsArray() || o->shape.dims() != i.shape.dims()) return "";
   }
   static const std::set<std::string> kChlo = {"lgamma", "digamma", "erf_inv", "erfc", "erf", "mulhi", "next_after",
-                                              "nextafter"};
+                                              "nextafter", "igamma", "igamma_grad_a", "random_gamma_grad",
+                                              "regularized_incomplete_beta", "bessel_i1e"};
   const std::string target = StringAttribute(i, "custom_call_target");
   if (target.rfind("chlo.", 0) == 0 && kChlo.count(target.substr(5))) {
     return target.substr(5) == "nextafter" ? "next_after" : target.substr(5);
@@ -25,7 +26,9 @@ std::string ElementwiseCustomCall(const Instruction& i) {
       {"xla_builder.math.Acos", "acos"}, {"xla_builder.math.Acosh", "acosh"}, {"xla_builder.math.Asin", "asin"},
       {"xla_builder.math.Asinh", "asinh"}, {"xla_builder.math.Atan", "atan"}, {"xla_builder.math.Atanh", "atanh"},
       {"xla_builder.math.Cosh", "cosh"}, {"xla_builder.math.Sinh", "sinh"}, {"xla_builder.math.Erf", "erf"},
-      {"xla_builder.math.Tan", "tan"}, {"xla_builder.math.NextAfter", "next_after"}};
+      {"xla_builder.math.Tan", "tan"}, {"xla_builder.math.NextAfter", "next_after"},
+      {"xla_builder.math.IgammaGradA", "igamma_grad_a"}, {"xla_builder.math.RandomGammaGrad", "random_gamma_grad"},
+      {"xla_builder.math.RegularizedIncompleteBeta", "regularized_incomplete_beta"}};
   auto m = kMath.find(target);
   return m == kMath.end() ? "" : m->second;
 }

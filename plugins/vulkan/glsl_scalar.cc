@@ -371,12 +371,19 @@ hlo::StatusOr<std::string> CustomCallExpr(const Instruction& i, const std::strin
                            bits + " - " + one + ")") + ")";
   }
   if (!hlo::IsFloat(t) || !lib.float64()) return refuse();
-  static const std::map<std::string, std::string> kDouble = {
-      {"lgamma", "dlgamma"}, {"digamma", "ddigamma"}, {"erf_inv", "derf_inv"}, {"erfc", "derfc"}};
+  // name -> (function in glsl_math.inc, arity)
+  static const std::map<std::string, std::pair<std::string, size_t>> kDouble = {
+      {"lgamma", {"dlgamma", 1}},          {"digamma", {"ddigamma", 1}},
+      {"erf_inv", {"derf_inv", 1}},        {"erfc", {"derfc", 1}},
+      {"bessel_i1e", {"dbessel_i1e", 1}},  {"igamma", {"digamma_lower", 2}},
+      {"igamma_grad_a", {"digamma_grad_a", 2}}, {"random_gamma_grad", {"drandom_gamma_grad", 2}},
+      {"regularized_incomplete_beta", {"dreg_inc_beta", 3}}};
   auto f = kDouble.find(function);
-  if (f == kDouble.end() || v.size() != 1) return refuse();
+  if (f == kDouble.end() || v.size() != f->second.second) return refuse();
   lib.Need("MATH");
-  return Normalize(t, RegisterType(t) + "(" + f->second + "(double(" + v[0] + ")))");
+  std::vector<std::string> args;
+  for (const std::string& x : v) args.push_back("double(" + x + ")");
+  return Normalize(t, RegisterType(t) + "(" + Call(f->second.first, args) + ")");
 }
 
 std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, GlslLibrary& lib) {
