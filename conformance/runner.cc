@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -218,6 +220,31 @@ std::vector<hlo::Literal> ArgumentsFor(const hlo::Computation& entry, const std:
   return args;
 }
 
+// The element types of every array value the entry computation (and what
+// it calls) holds, sorted.
+std::vector<std::string> ElementTypesOf(const hlo::Module& module) {
+  std::set<std::string> names;
+  std::function<void(const hlo::Shape&)> add = [&](const hlo::Shape& s) {
+    if (s.IsTuple()) {
+      for (const hlo::Shape& e : s.tuple_elements()) add(e);
+    } else if (s.IsArray()) {
+      names.insert(std::string(hlo::HloName(s.element_type())));
+    }
+  };
+  std::set<const hlo::Computation*> seen;
+  std::vector<const hlo::Computation*> pending{module.entry};
+  while (!pending.empty()) {
+    const hlo::Computation* c = pending.back();
+    pending.pop_back();
+    if (!c || !seen.insert(c).second) continue;
+    for (const auto& i : c->instructions) {
+      add(i->shape);
+      for (const hlo::Computation* callee : i->called_computations) pending.push_back(callee);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
 // One test: a module whose entry is set; the outcome and why.
 TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, Backend& backend, bool is_stablehlo,
                   const RunOptions& options) {
@@ -225,6 +252,7 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   r.file = file;
   r.function = module->entry->name;
   r.family = FamilyOf(file);
+  r.element_types = ElementTypesOf(*module);
   auto fail = [&](TestResult::Status s, std::string why) {
     r.status = s;
     r.reason = std::move(why);
@@ -471,6 +499,41 @@ std::string ToReport(const std::vector<TestResult>& results, const std::string& 
   std::ostringstream out;
   out << "# Conformance on `" << backend << "`\n\n";
   out << total.passed << " passed, " << total.failed << " failed, " << total.skipped << " skipped\n\n";
+  // Pass rates per corpus folder (skips left out of the count), over every
+  // test and over those on f32, s32, pred and u32 alone.
+  struct Rate {
+    int passed = 0, run = 0, basic_passed = 0, basic_run = 0;
+  };
+  std::map<std::string, Rate> folders;
+  static const std::set<std::string> kBasic = {"f32", "s32", "pred", "u32"};
+  for (const TestResult& r : results) {
+    if (r.status == TestResult::Status::kSkipped) continue;
+    std::string folder = r.file;
+    size_t slash = folder.rfind('/');
+    folder = slash == std::string::npos ? "." : folder.substr(0, slash);
+    if (size_t under = folder.rfind('/'); under != std::string::npos) folder = folder.substr(under + 1);
+    Rate& rate = folders[folder];
+    const bool passed = r.status == TestResult::Status::kPassed;
+    ++rate.run;
+    rate.passed += passed;
+    bool basic = !r.element_types.empty();
+    for (const std::string& t : r.element_types) basic &= kBasic.count(t) > 0;
+    if (basic) {
+      ++rate.basic_run;
+      rate.basic_passed += passed;
+    }
+  }
+  auto percent = [](int a, int b) {
+    std::ostringstream p;
+    p << std::fixed << std::setprecision(1) << (b ? 100.0 * a / b : 0.0) << " %";
+    return p.str();
+  };
+  out << "| folder | passed | of | rate | f32/s32/pred/u32 only: passed | of | rate |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const auto& [folder, rate] : folders) {
+    out << "| " << folder << " | " << rate.passed << " | " << rate.run << " | " << percent(rate.passed, rate.run) << " | "
+        << rate.basic_passed << " | " << rate.basic_run << " | " << percent(rate.basic_passed, rate.basic_run) << " |\n";
+  }
+  out << "\n";
   out << "| op family | passed | failed | skipped | reasons |\n| --- | ---: | ---: | ---: | --- |\n";
   for (const auto& [family, c] : families) {
     std::string reasons;

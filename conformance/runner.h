@@ -22,6 +22,9 @@ struct TestResult {
   enum class Status { kPassed, kFailed, kSkipped } status = Status::kPassed;
   std::string reason;
   double seconds = 0;
+  // The element types of every array the program holds ("f32", "pred"...),
+  // for the report's pass rates by type.
+  std::vector<std::string> element_types;
 };
 
 const char* StatusName(TestResult::Status status);
@@ -51,7 +54,9 @@ hlo::StatusOr<std::vector<std::string>> CheckExpectations(const std::vector<Test
 
 // One JSON record per test: file, function, status, reason, time.
 std::string ToJson(const std::vector<TestResult>& results);
-// A Markdown table per op family: passed, failed, skipped, with reasons.
+// A Markdown table per op family: passed, failed, skipped, with reasons;
+// before it, the pass rate of each corpus folder, over all its tests and
+// over those whose arrays are all f32, s32, pred or u32.
 std::string ToReport(const std::vector<TestResult>& results, const std::string& backend);
 
 }  // namespace anvil::conformance

@@ -79,6 +79,7 @@ Role RoleOf(const Instruction& i) {
     case Opcode::kSort:
     case Opcode::kTriangularSolve:
     case Opcode::kFft:
+    case Opcode::kTopK:
       return Role::kKernel;
     default:
       if (i.opcode == Opcode::kStochasticConvert) return Role::kUnsupported;
@@ -113,6 +114,7 @@ KernelKind KindOf(const Instruction& i) {
     case Opcode::kSort: return KernelKind::kSort;
     case Opcode::kTriangularSolve: return KernelKind::kTriangularSolve;
     case Opcode::kFft: return KernelKind::kFft;
+    case Opcode::kTopK: return KernelKind::kTopK;
     default: return KernelKind::kLoop;
   }
 }

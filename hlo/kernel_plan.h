@@ -52,6 +52,7 @@ enum class KernelKind : uint8_t {
   kSort,              // one invocation per sorted row, a stable sort
   kTriangularSolve,   // one invocation per right-hand side, by substitution
   kFft,               // one pass per transformed dimension, each a direct DFT along it
+  kTopK,              // one invocation per row, k selections
 };
 
 struct KernelSpec {

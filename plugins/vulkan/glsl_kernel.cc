@@ -66,6 +66,7 @@ class Emitter {
       case KernelKind::kSort: return Sort();
       case KernelKind::kTriangularSolve: return TriangularSolve();
       case KernelKind::kFft: return Fft();
+      case KernelKind::kTopK: return TopK();
     }
     return NotYet(*k_.root, "");
   }
@@ -847,6 +848,45 @@ class Emitter {
     const int64_t out_count = r.shape.ElementCount();
     passes.push_back({GridLoop("o", out_count, "    " + Store(0, "o", value) + "\n"), static_cast<uint64_t>(out_count)});
     return Finish(std::move(passes));
+  }
+
+  // The k largest (or smallest) of each row in order, ties by index: each
+  // selection takes the best element ranked after the previous one. Floats
+  // rank by total order.
+  hlo::StatusOr<KernelShaders> TopK() {
+    const Instruction& r = *k_.root;
+    const Instruction* in = r.operands[0];
+    ANVIL_ASSIGN_OR_RETURN(int64_t k, hlo::IntAttribute(r, "k", std::nullopt));
+    const bool largest = hlo::StringAttribute(r, "largest") != "false";
+    const ElementType t = in->shape.element_type();
+    const int64_t n = in->shape.rank() ? in->shape.dims().back() : 1;
+    const int64_t rows = n == 0 ? 0 : in->shape.ElementCount() / n;
+    std::string key_type, key;
+    if (hlo::IsFloat(t)) {
+      key_type = t == ElementType::kF64 ? "int64_t" : "int";
+      key = "xtotal(" + Read(in, "row * " + U(n) + " + e") + ")";
+    } else if (hlo::IsSignedInt(t)) {
+      key_type = "int64_t";
+      key = "int64_t(" + Read(in, "row * " + U(n) + " + e") + ")";
+    } else if (hlo::IsComplex(t)) {
+      return NotYet(r, "top-k of complex values");
+    } else {
+      key_type = "uint64_t";
+      key = "uint64_t(" + Read(in, "row * " + U(n) + " + e") + ")";
+    }
+    const std::string better = largest ? ">" : "<";
+    const std::string worse = largest ? "<" : ">";
+    std::string body = "    " + key_type + " prev = " + key_type + "(0);\n    int prev_index = -1;\n";
+    body += "    for (uint j = 0u; j < " + U(std::min(k, n)) + "; ++j) {\n";
+    body += "      int best = -1;\n      " + key_type + " best_key = " + key_type + "(0);\n";
+    body += "      for (uint e = 0u; e < " + U(n) + "; ++e) {\n";
+    body += "        " + key_type + " ke = " + key + ";\n";
+    body += "        if (prev_index >= 0 && !(ke " + worse + " prev || (ke == prev && int(e) > prev_index))) continue;\n";
+    body += "        if (best < 0 || ke " + better + " best_key) { best = int(e); best_key = ke; }\n      }\n";
+    body += "      " + Store(0, "row * " + U(k) + " + j", Read(in, "row * " + U(n) + " + uint(best)")) + "\n";
+    body += "      " + Store(1, "row * " + U(k) + " + j", ConvertExpr(ElementType::kS32, result_.outputs[1].element_type(), "best", lib_)) + "\n";
+    body += "      prev = best_key;\n      prev_index = best;\n    }\n";
+    return Finish({{GridLoop("row", rows, body), static_cast<uint64_t>(rows)}});
   }
 
   const hlo::KernelSpec& k_;

@@ -2,6 +2,10 @@
 
 #include <shaderc/shaderc.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <spirv-tools/libspirv.hpp>
 #include <spirv-tools/optimizer.hpp>
@@ -52,6 +56,16 @@ hlo::StatusOr<std::vector<uint32_t>> CompileGlsl(const std::string& glsl, const 
     if (optimizer.Run(words.data(), words.size(), &optimized, run)) words = std::move(optimized);
   }
   if (auto s = ValidateSpirv(words); !s.ok()) return hlo::Internal("kernel " + name + ": " + s.message() + "\n" + glsl);
+  // ANVIL_VULKAN_DUMP_SPIRV=DIR keeps every module (and its GLSL) there, so
+  // that tools such as spirv-val and spirv-dis can look at them.
+  if (const char* dir = std::getenv("ANVIL_VULKAN_DUMP_SPIRV"); dir && *dir) {
+    char id[32];
+    std::snprintf(id, sizeof id, "%016zx", std::hash<std::string>{}(glsl));
+    const std::string base = std::string(dir) + "/" + name + "-" + id;
+    std::ofstream(base + ".spv", std::ios::binary).write(reinterpret_cast<const char*>(words.data()),
+                                                          static_cast<std::streamsize>(words.size() * 4));
+    std::ofstream(base + ".comp") << glsl;
+  }
   return words;
 }
 

@@ -17,7 +17,9 @@ struct SpirvOptions {
 };
 
 // INTERNAL with the compiler's or validator's message (and the shader text)
-// when the generated shader is wrong: that is a bug in the plugin.
+// when the generated shader is wrong: that is a bug in the plugin. With
+// ANVIL_VULKAN_DUMP_SPIRV=DIR set, every module is also written to DIR
+// (NAME-HASH.spv, with its GLSL as NAME-HASH.comp).
 hlo::StatusOr<std::vector<uint32_t>> CompileGlsl(const std::string& glsl, const std::string& name,
                                                  const SpirvOptions& options = {});
 

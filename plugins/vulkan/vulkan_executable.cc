@@ -9,6 +9,7 @@
 #include "hlo/attributes.h"
 #include "hlo/hlo_parser.h"
 #include "hlo/kernel_plan.h"
+#include "plugins/vulkan/arena_layout.h"
 #include "plugins/vulkan/glsl_kernel.h"
 #include "plugins/vulkan/spirv_compiler.h"
 
@@ -59,7 +60,8 @@ class ProgramBuilder {
     ANVIL_RETURN_IF_ERROR(Computation(entry, params, exe_.ops_, result));
     exe_.outputs_ = result;
     for (const Loc& l : result) exe_.output_bytes_.push_back(l.bytes);
-    if (!offsets_.empty()) exe_.arena_chunks_ = offsets_;
+    ANVIL_ASSIGN_OR_RETURN(exe_.arena_chunks_,
+                           LayOutArena(slots_, chunk_limit_, exe_.ops_, exe_.tables_, exe_.outputs_));
     std::string why;
     if (!exe_.device_.CreateBuffer(constant_bytes_.size(), &exe_.constants_, why)) return hlo::ResourceExhausted(why);
     if (!constant_bytes_.empty()) std::memcpy(exe_.constants_.mapped, constant_bytes_.data(), constant_bytes_.size());
@@ -67,18 +69,10 @@ class ProgramBuilder {
   }
 
  private:
-  Loc Allocate(uint64_t bytes, hlo::Status& status) {
-    const uint64_t aligned = (std::max<uint64_t>(bytes, 1) + 15) / 16 * 16;
-    if (aligned > chunk_limit_) {
-      status = hlo::ResourceExhausted("a value of " + std::to_string(bytes) + " bytes is larger than the " +
-                                      std::to_string(chunk_limit_) + " bytes one allocation of " + exe_.device_.name +
-                                      " can hold");
-      return {};
-    }
-    if (offsets_.empty() || offsets_.back() + aligned > chunk_limit_) offsets_.push_back(0);
-    Loc l{Loc::Kind::kArena, static_cast<uint32_t>(offsets_.size() - 1), offsets_.back(), bytes};
-    offsets_.back() += aligned;
-    return l;
+  // A new arena slot; where it lives is decided once all operations are
+  // known (arena_layout.h).
+  Loc Allocate(uint64_t bytes, hlo::Status&) {
+    return Loc{Loc::Kind::kArena, static_cast<uint32_t>(slots_++), 0, bytes};
   }
 
   hlo::StatusOr<std::vector<Loc>> AllocateShape(const hlo::Shape& s) {
@@ -285,7 +279,7 @@ class ProgramBuilder {
   const hlo::ProgramPlan& plan_;
   KernelOptions options_;
   uint64_t chunk_limit_ = 0;
-  std::vector<uint64_t> offsets_;  // bytes used in each arena chunk
+  size_t slots_ = 0;
   std::vector<uint8_t> constant_bytes_;
 };
 

@@ -1,6 +1,6 @@
 // The Vulkan plugin through the public C ABI, on whichever Vulkan device the
 // machine has (Mesa's lavapipe on CI, which installs mesa-vulkan-drivers), and
-// its SPIR-V kernels through SPIRV-Tools' validator.
+// its kernels (GLSL compiled by shaderc) through SPIRV-Tools' validator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +13,10 @@
 
 #include "anvil/anvil.h"
 #include "conformance/testkit/abi_session.h"
-#include "plugins/vulkan/spirv_elementwise.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/kernel_plan.h"
+#include "plugins/vulkan/glsl_kernel.h"
+#include "plugins/vulkan/spirv_compiler.h"
 
 namespace {
 
@@ -23,42 +26,106 @@ using anvil::hlo::Opcode;
 #define EXPECT_OK(expr) ANVIL_TESTKIT_EXPECT_OK(expr)
 #define ASSERT_OK(expr) ANVIL_TESTKIT_ASSERT_OK(expr)
 
-TEST(SpirvElementwise, EveryKernelValidates) {
-  const Opcode unary[] = {Opcode::kCopy, Opcode::kNegate, Opcode::kAbs, Opcode::kExp, Opcode::kLog, Opcode::kSqrt,
-                          Opcode::kRsqrt, Opcode::kTanh, Opcode::kSin, Opcode::kCos, Opcode::kFloor, Opcode::kCeil};
-  const Opcode binary[] = {Opcode::kAdd, Opcode::kSubtract, Opcode::kMultiply, Opcode::kDivide, Opcode::kMaximum,
-                           Opcode::kMinimum, Opcode::kAnd, Opcode::kOr, Opcode::kXor};
-  int kernels = 0;
-  for (ElementType t : {ElementType::kF32, ElementType::kS32, ElementType::kU32}) {
-    for (Opcode op : unary) {
-      if (!anvil::vulkan::HasElementwiseKernel(op, t, 1)) continue;
-      auto words = anvil::vulkan::EmitElementwise({op, t, {false}});
-      EXPECT_TRUE(words.ok()) << anvil::hlo::OpcodeName(op) << ": " << words.status().message();
-      ++kernels;
-    }
-    for (Opcode op : binary) {
-      if (!anvil::vulkan::HasElementwiseKernel(op, t, 2)) continue;
-      for (bool scalar : {false, true}) {
-        auto words = anvil::vulkan::EmitElementwise({op, t, {false, scalar}});
-        EXPECT_TRUE(words.ok()) << anvil::hlo::OpcodeName(op) << ": " << words.status().message();
-        ++kernels;
-      }
+// Kernels of one program, generated and compiled without a device.
+std::vector<anvil::vulkan::KernelShaders> KernelsOf(const std::string& hlo,
+                                                    const anvil::vulkan::ShaderFeatures& features) {
+  auto module = anvil::hlo::ParseHloModule(hlo, {"test", 1});
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return {};
+  auto plan = anvil::hlo::PlanKernels(**module);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  if (!plan.ok()) return {};
+  std::vector<anvil::vulkan::KernelShaders> kernels;
+  anvil::vulkan::KernelOptions options;
+  options.features = features;
+  for (const auto& c : plan->computations) {
+    for (const auto& step : c.steps) {
+      if (step.kind != anvil::hlo::PlanStep::Kind::kKernel) continue;
+      auto shaders = anvil::vulkan::EmitKernel(step.kernel, options);
+      EXPECT_TRUE(shaders.ok()) << shaders.status().message();
+      if (shaders.ok()) kernels.push_back(std::move(*shaders));
     }
   }
-  EXPECT_GE(kernels, 40);
-  // Integer division has HLO-defined answers for x/0 that a plain OpSDiv
-  // does not give: refused, with the op and type named.
-  auto refused = anvil::vulkan::EmitElementwise({Opcode::kDivide, ElementType::kS32, {false, false}});
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("divide on s32"), std::string::npos) << refused.status().message();
+  return kernels;
 }
 
-TEST(SpirvElementwise, TheValidatorCatchesABrokenModule) {
-  auto words = anvil::vulkan::EmitElementwise({Opcode::kAdd, ElementType::kF32, {false, false}});
-  ASSERT_TRUE(words.ok());
+anvil::vulkan::ShaderFeatures AllFeatures() {
+  anvil::vulkan::ShaderFeatures f;
+  f.float64 = f.int64 = f.int16 = f.float16 = f.int8 = f.storage8 = f.storage16 = true;
+  return f;
+}
+
+TEST(VulkanCodegen, EveryKindOfKernelCompilesAndValidates) {
+  // One program with a kernel of each kind, on several element types.
+  const std::string hlo = R"(HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+less { a = s32[] parameter(0)  b = s32[] parameter(1)  c = f16[] parameter(2)  d = f16[] parameter(3)
+       ROOT l = pred[] compare(a, b), direction=LT }
+maxs { a = s64[] parameter(0)  b = s64[] parameter(1)  ROOT m = s64[] maximum(a, b) }
+ge { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT g = pred[] compare(a, b), direction=GE }
+ENTRY e {
+  x = f32[4,6] parameter(0)
+  y = f32[6,3] parameter(1)
+  i = s32[8] parameter(2)
+  h = f16[8] parameter(3)
+  l = s64[5,2] parameter(4)
+  img = f32[1,5,5,2] parameter(5)
+  k = f32[3,3,2,4] parameter(6)
+  c = c64[3] parameter(7)
+  zero = f32[] constant(0)
+  e = f32[4,6] exponential(x)
+  t = f32[6,4] transpose(e), dimensions={1,0}
+  d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[4] reduce(e, zero), dimensions={1}, to_apply=add
+  conv = f32[1,5,5,4] convolution(img, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  pool = f32[1,3,3,2] reduce-window(img, zero), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add
+  ssc = f32[1,5,5,2] select-and-scatter(img, pool, zero), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
+  sorted = (s32[8], f16[8]) sort(i, h), dimensions={0}, to_apply=less
+  lmin = s64[] constant(-9223372036854775808)
+  lm = s64[5] reduce(l, lmin), dimensions={1}, to_apply=maxs
+  cs = c64[3] sqrt(c)
+  ROOT out = (f32[6,4], f32[4,3], f32[4], f32[1,5,5,4], f32[1,5,5,2], (s32[8], f16[8]), s64[5], c64[3]) tuple(t, d, r, conv, ssc, sorted, lm, cs)
+})";
+  const auto kernels = KernelsOf(hlo, AllFeatures());
+  ASSERT_GE(kernels.size(), 8u);
+  size_t passes = 0;
+  for (const auto& k : kernels) {
+    for (const auto& pass : k.passes) {
+      auto words = anvil::vulkan::CompileGlsl(pass.glsl, "test");
+      ASSERT_TRUE(words.ok()) << words.status().message();
+      EXPECT_TRUE(anvil::vulkan::ValidateSpirv(*words).ok());
+      ++passes;
+    }
+  }
+  EXPECT_GE(passes, 9u);  // sort has two passes
+}
+
+TEST(VulkanCodegen, TheValidatorCatchesABrokenModule) {
+  const auto kernels = KernelsOf("HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)\n}\n",
+                                 AllFeatures());
+  ASSERT_EQ(kernels.size(), 1u);
+  auto words = anvil::vulkan::CompileGlsl(kernels[0].passes.at(0).glsl, "negate");
+  ASSERT_TRUE(words.ok()) << words.status().message();
   std::vector<uint32_t> broken = *words;
   broken.resize(broken.size() - 2);  // cut off the function's end
   EXPECT_FALSE(anvil::vulkan::ValidateSpirv(broken).ok());
+}
+
+TEST(VulkanCodegen, ATypeTheDeviceLacksIsRefusedNamingTheFeature) {
+  anvil::vulkan::ShaderFeatures no_f64 = AllFeatures();
+  no_f64.float64 = false;
+  auto module = anvil::hlo::ParseHloModule(
+      "HloModule m\nENTRY e {\n  a = f64[4] parameter(0)\n  ROOT n = f64[4] negate(a)\n}\n", {"test", 1});
+  ASSERT_TRUE(module.ok());
+  auto plan = anvil::hlo::PlanKernels(**module);
+  ASSERT_TRUE(plan.ok());
+  anvil::vulkan::KernelOptions options;
+  options.features = no_f64;
+  auto shaders = anvil::vulkan::EmitKernel(plan->computations.at(0).steps.at(0).kernel, options);
+  ASSERT_FALSE(shaders.ok());
+  EXPECT_EQ(shaders.status().code(), anvil::hlo::StatusCode::kUnimplemented);
+  EXPECT_NE(shaders.status().message().find("f64 needs the Vulkan feature shaderFloat64"), std::string::npos)
+      << shaders.status().message();
 }
 
 class VulkanPluginTest : public ::testing::Test {
@@ -145,6 +212,68 @@ TEST_F(VulkanPluginTest, RunsIntegerProgramsWithWrapAround) {
   EXPECT_OK(anvil_executable_destroy(exe));
 }
 
+TEST_F(VulkanPluginTest, RunsAWhileLoopDecidedOnTheHost) {
+  // Doubles v until its first element passes 1000: the condition's value is
+  // read back between submissions.
+  const std::string hlo = R"(HloModule m
+cond {
+  s = (s32[], f32[3]) parameter(0)
+  v = f32[3] get-tuple-element(s), index=1
+  first = f32[1] slice(v), slice={[0:1]}
+  head = f32[] reshape(first)
+  limit = f32[] constant(1000)
+  ROOT go = pred[] compare(head, limit), direction=LT
+}
+body {
+  s = (s32[], f32[3]) parameter(0)
+  n = s32[] get-tuple-element(s), index=0
+  v = f32[3] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  m = s32[] add(n, one)
+  w = f32[3] add(v, v)
+  ROOT t = (s32[], f32[3]) tuple(m, w)
+}
+ENTRY e {
+  v = f32[3] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[3]) tuple(zero, v)
+  loop = (s32[], f32[3]) while(init), condition=cond, body=body
+  n = s32[] get-tuple-element(loop), index=0
+  w = f32[3] get-tuple-element(loop), index=1
+  ROOT r = (s32[], f32[3]) tuple(n, w)
+})";
+  anvil_executable* exe = nullptr;
+  ASSERT_OK(Compile(hlo, &exe));
+  const float v[] = {3, -1, 0.5f};
+  anvil_buffer* in = FromHost(v, ANVIL_F32, 3);
+  auto out = Run(exe, {in}, 2);
+  EXPECT_EQ(session_.ToHost<int32_t>(out[0], 1), std::vector<int32_t>{9});  // 3 * 2^9 = 1536
+  EXPECT_EQ(ToHost<float>(out[1], 3), (std::vector<float>{1536, -512, 256}));
+  for (anvil_buffer* buffer : {in, out[0], out[1]}) EXPECT_OK(anvil_buffer_destroy(buffer));
+  EXPECT_OK(anvil_executable_destroy(exe));
+}
+
+TEST_F(VulkanPluginTest, ArraysLargerThanTheStorageBufferRange) {
+  // 48 Mi floats: 192 MiB per array, past lavapipe's 128 MiB
+  // maxStorageBufferRange (kernels reach memory by device address).
+  const int64_t n = int64_t{48} << 20;
+  const std::string hlo = "HloModule m\nENTRY e {\n  a = f32[" + std::to_string(n) + "] parameter(0)\n  ROOT r = f32[" +
+                          std::to_string(n) + "] add(a, a)\n}\n";
+  anvil_executable* exe = nullptr;
+  ASSERT_OK(Compile(hlo, &exe));
+  std::vector<float> a(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) a[static_cast<size_t>(k)] = static_cast<float>(k % 1000003);
+  anvil_buffer* in = FromHost(a.data(), ANVIL_F32, n);
+  auto out = Run(exe, {in}, 1);
+  auto r = ToHost<float>(out[0], static_cast<size_t>(n));
+  int64_t wrong = 0;
+  for (int64_t k = 0; k < n; ++k) wrong += r[static_cast<size_t>(k)] != 2 * a[static_cast<size_t>(k)];
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(r.back(), 2 * a.back());
+  for (anvil_buffer* buffer : {in, out[0]}) EXPECT_OK(anvil_buffer_destroy(buffer));
+  EXPECT_OK(anvil_executable_destroy(exe));
+}
+
 TEST_F(VulkanPluginTest, ExecutionsFromManyThreadsAtOnce) {
   // One executable, four threads, each executing and checking 25 times: the
   // device's queue and command pool are shared, so this is where a missing
@@ -178,14 +307,15 @@ TEST_F(VulkanPluginTest, ExecutionsFromManyThreadsAtOnce) {
 
 TEST_F(VulkanPluginTest, AnOpWithoutAKernelIsUnimplementedAndNamed) {
   const std::string hlo =
-      "HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n"
-      "  ROOT t = f32[4,4] transpose(a), dimensions={1,0}\n}\n";
+      "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
+      "  ROOT r = f32[4] all-reduce(a), replica_groups={}, to_apply=add\n}\n"
+      "add { x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y) }\n";
   anvil_executable* exe = nullptr;
   anvil_status* status = Compile(hlo, &exe);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(anvil_status_get_code(status), ANVIL_UNIMPLEMENTED);
   const std::string message = anvil::testkit::TakeMessage(status);
-  EXPECT_NE(message.find("transpose"), std::string::npos) << message;
+  EXPECT_NE(message.find("no device kernel for %r (all-reduce f32[4])"), std::string::npos) << message;
 }
 
 }  // namespace
