@@ -508,10 +508,18 @@ std::string ToReport(const std::vector<TestResult>& results, const std::string& 
   static const std::set<std::string> kBasic = {"f32", "s32", "pred", "u32"};
   for (const TestResult& r : results) {
     if (r.status == TestResult::Status::kSkipped) continue;
+    // The corpus and its first folder ("stablehlo/interpret"), or the
+    // file's own folder outside a corpus.
     std::string folder = r.file;
-    size_t slash = folder.rfind('/');
-    folder = slash == std::string::npos ? "." : folder.substr(0, slash);
-    if (size_t under = folder.rfind('/'); under != std::string::npos) folder = folder.substr(under + 1);
+    if (size_t at = folder.find("corpus/"); at != std::string::npos) {
+      folder = folder.substr(at + 7);
+      size_t first = folder.find('/');
+      size_t second = first == std::string::npos ? first : folder.find('/', first + 1);
+      folder = second == std::string::npos ? folder.substr(0, first) : folder.substr(0, second);
+    } else {
+      size_t slash = folder.rfind('/');
+      folder = slash == std::string::npos ? "." : folder.substr(0, slash);
+    }
     Rate& rate = folders[folder];
     const bool passed = r.status == TestResult::Status::kPassed;
     ++rate.run;

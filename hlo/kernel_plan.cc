@@ -80,6 +80,7 @@ Role RoleOf(const Instruction& i) {
     case Opcode::kTriangularSolve:
     case Opcode::kFft:
     case Opcode::kTopK:
+    case Opcode::kRaggedDot:
       return Role::kKernel;
     default:
       if (i.opcode == Opcode::kStochasticConvert) return Role::kUnsupported;
@@ -115,6 +116,7 @@ KernelKind KindOf(const Instruction& i) {
     case Opcode::kTriangularSolve: return KernelKind::kTriangularSolve;
     case Opcode::kFft: return KernelKind::kFft;
     case Opcode::kTopK: return KernelKind::kTopK;
+    case Opcode::kRaggedDot: return KernelKind::kRaggedDot;
     default: return KernelKind::kLoop;
   }
 }

@@ -53,6 +53,7 @@ enum class KernelKind : uint8_t {
   kTriangularSolve,   // one invocation per right-hand side, by substitution
   kFft,               // one pass per transformed dimension, each a direct DFT along it
   kTopK,              // one invocation per row, k selections
+  kRaggedDot,         // dot_general whose rhs group follows the lhs row's group
 };
 
 struct KernelSpec {

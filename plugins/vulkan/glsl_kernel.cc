@@ -67,6 +67,7 @@ class Emitter {
       case KernelKind::kTriangularSolve: return TriangularSolve();
       case KernelKind::kFft: return Fft();
       case KernelKind::kTopK: return TopK();
+      case KernelKind::kRaggedDot: return RaggedDot();
     }
     return NotYet(*k_.root, "");
   }
@@ -887,6 +888,79 @@ class Emitter {
     body += "      " + Store(1, "row * " + U(k) + " + j", ConvertExpr(ElementType::kS32, result_.outputs[1].element_type(), "best", lib_)) + "\n";
     body += "      prev = best_key;\n      prev_index = best;\n    }\n";
     return Finish({{GridLoop("row", rows, body), static_cast<uint64_t>(rows)}});
+  }
+
+  // ragged-dot with a ragged non-contracting lhs dimension: each result row
+  // takes the rhs group that group_sizes assigns its lhs row to (zeros past
+  // the last group). A ragged batch dimension is a plain dot.
+  hlo::StatusOr<KernelShaders> RaggedDot() {
+    const Instruction& r = *k_.root;
+    ANVIL_ASSIGN_OR_RETURN(auto lb, hlo::IntListAttribute(r, "lhs_batch_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto rb, hlo::IntListAttribute(r, "rhs_batch_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto lc, hlo::IntListAttribute(r, "lhs_contracting_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto rcd, hlo::IntListAttribute(r, "rhs_contracting_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto ragged, hlo::IntListAttribute(r, "lhs_ragged_dims"));
+    ANVIL_ASSIGN_OR_RETURN(auto group, hlo::IntListAttribute(r, "rhs_group_dims"));
+    const Instruction* lhs = r.operands[0];
+    const Instruction* rhs = r.operands[1];
+    const Instruction* sizes = r.operands[2];
+    if (ragged.size() != 1) return NotYet(r, "ragged-dot needs exactly one lhs ragged dimension");
+    const int64_t rd = ragged[0];
+    if (Contains(lc, rd)) return NotYet(r, "a ragged contracting dimension");
+    const bool batch_ragged = Contains(lb, rd);
+    if (!batch_ragged && group.size() != 1) return NotYet(r, "a ragged non-contracting dimension needs one rhs group dimension");
+    const ElementType t = r.shape.element_type();
+    const auto oc = hlo::CoordinatesOf("o", r.shape.dims());
+    std::vector<int64_t> contract;
+    for (int64_t d : lc) contract.push_back(lhs->shape.dim(static_cast<int>(d)));
+    const auto kc = hlo::CoordinatesOf("k", contract);
+    std::vector<std::string> li(lhs->shape.rank()), ri(rhs->shape.rank());
+    size_t at = 0;
+    for (size_t b = 0; b < lb.size(); ++b, ++at) li[lb[b]] = ri[rb[b]] = oc[at];
+    std::vector<int64_t> lhs_free;
+    for (int d = 0; d < lhs->shape.rank(); ++d) {
+      if (!Contains(lb, d) && !Contains(lc, d)) {
+        li[d] = oc[at++];
+        lhs_free.push_back(d);
+      }
+    }
+    for (int d = 0; d < rhs->shape.rank(); ++d) {
+      if (!Contains(rb, d) && !Contains(rcd, d) && !(batch_ragged ? false : Contains(group, d))) ri[d] = oc[at++];
+    }
+    for (size_t c = 0; c < lc.size(); ++c) li[lc[c]] = ri[rcd[c]] = kc[c];
+    std::string body;
+    if (!batch_ragged) {
+      // group_sizes' leading dims: the last of the batch dims, then the
+      // free lhs dims before the ragged one.
+      std::vector<int64_t> prefix = lb;
+      for (int64_t d : lhs_free) {
+        if (d < rd) prefix.push_back(d);
+      }
+      const auto& gd = sizes->shape.dims();
+      const size_t wanted = gd.size() - 1;
+      if (prefix.size() > wanted) prefix.erase(prefix.begin(), prefix.end() - static_cast<std::ptrdiff_t>(wanted));
+      if (prefix.size() != wanted) return NotYet(r, "group_sizes does not match the operands");
+      std::vector<std::string> gi;
+      for (int64_t d : prefix) gi.push_back(li[d]);
+      gi.push_back("j");
+      body += "    int g = -1;\n    int64_t start = 0l;\n";
+      body += "    for (uint j = 0u; j < " + U(gd.back()) + "; ++j) {\n";
+      body += "      int64_t end = start + int64_t(" + Read(sizes, hlo::LinearIndexOf(gi, gd)) + ");\n";
+      body += "      if (int64_t(" + li[rd] + ") >= start && int64_t(" + li[rd] + ") < end) { g = int(j); break; }\n";
+      body += "      start = end;\n    }\n";
+      ri[group[0]] = "uint(g)";
+    }
+    const ElementType acc_t = t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+    body += "    " + RegisterType(acc_t) + " acc = " + ZeroExpr(acc_t) + ";\n";
+    if (!batch_ragged) body += "    if (g >= 0)\n";
+    body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
+    body += "      " + MultiplyAdd(acc_t, "acc",
+                                   ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
+                                   ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_)) +
+            "\n    }\n";
+    body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
+    const int64_t n = r.shape.ElementCount();
+    return Finish({{GridLoop("o", n, body), static_cast<uint64_t>(n)}});
   }
 
   const hlo::KernelSpec& k_;

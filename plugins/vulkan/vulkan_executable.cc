@@ -7,7 +7,9 @@
 #include <unordered_map>
 
 #include "hlo/attributes.h"
+#include "hlo/batch_norm_expander.h"
 #include "hlo/hlo_parser.h"
+#include "hlo/scan_expander.h"
 #include "hlo/kernel_plan.h"
 #include "plugins/vulkan/arena_layout.h"
 #include "plugins/vulkan/glsl_kernel.h"
@@ -287,6 +289,9 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
                                                                std::string_view hlo_text) {
   auto module = hlo::ParseHloModule(hlo_text, {"canonical", 1});
   if (!module.ok()) return module.status();
+  // Ops the plan has no kernels for, in terms of ones it has.
+  ANVIL_RETURN_IF_ERROR(hlo::ExpandBatchNorm(**module));
+  ANVIL_RETURN_IF_ERROR(hlo::ExpandScans(**module));
   ANVIL_ASSIGN_OR_RETURN(hlo::ProgramPlan plan, hlo::PlanKernels(**module));
   std::unique_ptr<Executable> exe(new Executable(device, device_index));
   ProgramBuilder builder(*exe, plan);
