@@ -37,6 +37,9 @@ struct RunOptions {
   // A program over it still runs on the backend, and is reported skipped
   // with the estimate, so the list of known skips shows it.
   double reference_budget = 2e11;
+  // Where results of programs without checks are compared from: the
+  // reference evaluator when null, else this backend (another plugin).
+  Backend* reference = nullptr;
 };
 
 // Runs every .mlir and .hlo under each path (files or folders, walked in

@@ -26,20 +26,24 @@ void Progress(const conformance::TestResult& r) {
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: anvil conformance --plugin NAME|reference [--json FILE] [--report FILE]\n"
-               "                         [--expected FILE] [-v] PATH...\n"
+               "                         [--expected FILE] [--reference-plugin NAME] [-v] PATH...\n"
                "  --expected FILE  the failures and skips that are known, one per line as\n"
                "                   PATH:FUNCTION<TAB>REASON; exit 0 when the run matches it\n"
                "                   exactly (no new failure, no stale entry)\n"
                "  --reference-budget G  the most work, in billions of multiply-adds, the\n"
                "                   reference evaluator spends checking one .hlo program\n"
                "                   (default 200); a program over it runs on the plugin\n"
-               "                   and is reported skipped with its estimate\n");
+               "                   and is reported skipped with its estimate\n"
+               "  --reference-plugin NAME  compare .hlo programs' results with another\n"
+               "                   plugin's (the CPU plugin for a model too big for the\n"
+               "                   evaluator) instead of the reference evaluator's, by the\n"
+               "                   same rules\n");
 }
 
 }  // namespace
 
 int ConformanceCommand(int argc, char** argv) {
-  std::string plugin, json, report, expected;
+  std::string plugin, json, report, expected, reference_plugin;
   conformance::RunOptions options;
   options.progress = &Progress;
   std::vector<std::string> paths;
@@ -53,6 +57,8 @@ int ConformanceCommand(int argc, char** argv) {
       report = argv[++k];
     } else if (a == "--expected" && k + 1 < argc) {
       expected = argv[++k];
+    } else if (a == "--reference-plugin" && k + 1 < argc) {
+      reference_plugin = argv[++k];
     } else if (a == "--reference-budget" && k + 1 < argc) {
       char* end = nullptr;
       const double billions = std::strtod(argv[++k], &end);
@@ -88,6 +94,16 @@ int ConformanceCommand(int argc, char** argv) {
       return 1;
     }
     backend = std::move(made).value();
+  }
+  std::unique_ptr<conformance::Backend> reference;
+  if (!reference_plugin.empty()) {
+    auto made = conformance::MakePluginBackend(reference_plugin);
+    if (!made.ok()) {
+      std::fprintf(stderr, "anvil conformance: %s\n", made.status().message().c_str());
+      return 1;
+    }
+    reference = std::move(made).value();
+    options.reference = reference.get();
   }
   auto results = conformance::RunConformance(paths, *backend, options);
   int passed = 0, failed = 0, skipped = 0;

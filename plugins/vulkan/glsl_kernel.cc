@@ -321,6 +321,36 @@ class Emitter {
            " += gl_NumWorkGroups.x * " + U(o_.workgroup_size) + ") {\n" + body + "  }\n";
   }
 
+  // One workgroup per output element (for few outputs with long sums).
+  std::string GroupLoop(const std::string& var, int64_t count, const std::string& body) {
+    return "  for (uint " + var + " = gl_WorkGroupID.x; " + var + " < " + U(count) + "; " + var +
+           " += gl_NumWorkGroups.x) {\n" + body + "  }\n";
+  }
+  // Combines each invocation's `value` (when `valid`) across the workgroup
+  // by a shared-memory tree; invocation 0 ends with the total in `value`
+  // and `valid`. `combine` is an expression of $A and $B.
+  std::string TreeCombine(const std::string& type, const std::string& value, const std::string& valid,
+                          const std::string& combine) {
+    if (shared_.find("tree_value") == std::string::npos) {
+      shared_ += "shared " + type + " tree_value[" + std::to_string(o_.workgroup_size) + "];\n";
+      shared_ += "shared bool tree_valid[" + std::to_string(o_.workgroup_size) + "];\n";
+    }
+    std::string c = combine;
+    c.replace(c.find("$A"), 2, "tree_value[lid]");
+    c.replace(c.find("$B"), 2, "tree_value[lid + s]");
+    std::string t;
+    t += "    tree_value[lid] = " + value + ";\n    tree_valid[lid] = " + valid + ";\n";
+    t += "    memoryBarrierShared();\n    barrier();\n";
+    t += "    for (uint s = " + U(o_.workgroup_size / 2) + "; s > 0u; s >>= 1) {\n";
+    t += "      if (lid < s && tree_valid[lid + s]) {\n";
+    t += "        tree_value[lid] = tree_valid[lid] ? " + c + " : tree_value[lid + s];\n";
+    t += "        tree_valid[lid] = true;\n      }\n";
+    t += "      memoryBarrierShared();\n      barrier();\n    }\n";
+    t += "    " + value + " = tree_value[0];\n    " + valid + " = tree_valid[0];\n";
+    t += "    barrier();\n";
+    return t;
+  }
+
   std::string Shader(const std::string& main_body) {
     std::string s =
         "#version 460\n"
@@ -336,6 +366,7 @@ class Emitter {
       s += "layout(buffer_reference, scalar, buffer_reference_align = 1) buffer B_" + t + " { " + t + " d[]; };\n";
     }
     s += "layout(push_constant, scalar) uniform Push { Args args; } pc;\n";
+    s += shared_;
     s += lib_.Text();
     s += functions_;
     s += nodes_;
@@ -367,11 +398,37 @@ class Emitter {
     const bool wide_sum = n == 1 && IsAddition(f) && t == ElementType::kF32;
     std::string body;
     const auto oc = hlo::CoordinatesOf("o", kept_dims);
+    const int64_t reduced_count = Product(reduced_dims), kept_count = Product(kept_dims);
+    // Few results with long sums: a workgroup per result, combined by a tree.
+    const bool tree = n == 1 && (reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048));
     const auto rc = hlo::CoordinatesOf("r", reduced_dims);
     std::vector<std::string> ic;
     size_t ko = 0, kr = 0;
     for (int d = 0; d < static_cast<int>(in.size()); ++d) ic.push_back(Contains(reduced, d) ? rc[kr++] : oc[ko++]);
     const std::string index = hlo::LinearIndexOf(ic, in);
+    if (tree) {
+      const std::string T = wide_sum ? "double" : Reg(r.operands[0]);
+      std::string fn;
+      if (!wide_sum) {
+        ANVIL_ASSIGN_OR_RETURN(fn, Combiner(f));
+      }
+      auto combine = [&](const std::string& a, const std::string& b) {
+        return wide_sum ? "(" + a + " + " + b + ")" : fn + "_value(" + a + ", " + b + ")";
+      };
+      if (!wide_sum) {
+        functions_ += T + " " + fn + "_value(" + T + " a, " + T + " b) { " + T + " r; " + fn + "(a, b, r); return r; }\n";
+      }
+      body += "    uint lid = gl_LocalInvocationID.x;\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
+      body += "    for (uint r = lid; r < " + U(reduced_count) + "; r += " + U(o_.workgroup_size) + ") {\n";
+      body += "      " + T + " x = " + T + "(" + Read(r.operands[0], index) + ");\n";
+      body += "      acc = have ? " + combine("acc", "x") + " : x;\n      have = true;\n    }\n";
+      body += TreeCombine(T, "acc", "have", combine("$A", "$B"));
+      body += "    if (lid == 0u) {\n";
+      body += "      " + T + " init = " + T + "(" + Read(r.operands[1], "0u") + ");\n";
+      body += "      " + T + " total = have ? " + combine("init", "acc") + " : init;\n";
+      body += "      " + Store(0, "o", wide_sum ? "float(total)" : "total") + "\n    }\n";
+      return Finish({{GroupLoop("o", kept_count, body), static_cast<uint64_t>(kept_count) * o_.workgroup_size}});
+    }
     if (wide_sum) {
       body += "    double acc0 = double(" + Read(r.operands[1], "0u") + ");\n";
       body += "    for (uint r = 0u; r < " + U(Product(reduced_dims)) + "; ++r) acc0 += double(" +
@@ -467,13 +524,23 @@ class Emitter {
     const auto oc = hlo::CoordinatesOf("o", r.shape.dims());
     std::vector<int64_t> wdims;
     for (size_t s = 0; s < spatial; ++s) wdims.push_back(rhs->shape.dim(static_cast<int>(dn.kernel_spatial[s])));
-    const auto wc = hlo::CoordinatesOf("w", wdims);
+    const int64_t n_out = r.shape.ElementCount();
+    // Few results with long sums (a filter's gradient): a workgroup per
+    // result, each invocation a share of the window and features, then a tree.
+    const bool tree = n_out < 16384 && Product(wdims) * kernel_in >= 2048 && !hlo::IsPred(acc_t);
+    const auto wc = hlo::CoordinatesOf(tree ? "(q / " + U(kernel_in) + ")" : "w", wdims);
     std::string body;
     body += "    uint of = " + oc[dn.output_feature] + ";\n";
     body += "    uint fgroup = of / " + U(out_features / fg) + ", bgroup = of / " + U(out_features / bg) + ";\n";
     body += "    uint ib = bgroup * " + U(out_batch) + " + " + oc[dn.output_batch] + ";\n";
     body += "    " + RegisterType(acc_t) + " acc = " + ZeroExpr(acc_t) + ";\n";
-    body += "    for (uint w = 0u; w < " + U(Product(wdims)) + "; ++w) {\n";
+    if (tree) {
+      body += "    uint lid = gl_LocalInvocationID.x;\n";
+      body += "    for (uint q = lid; q < " + U(Product(wdims) * kernel_in) + "; q += " + U(o_.workgroup_size) + ") {\n";
+      body += "      uint c = q % " + U(kernel_in) + ";\n";
+    } else {
+      body += "    for (uint w = 0u; w < " + U(Product(wdims)) + "; ++w) {\n";
+    }
     std::vector<std::string> li(lhs->shape.rank()), ri(rhs->shape.rank());
     for (size_t s = 0; s < spatial; ++s) {
       const hlo::WindowDim& w = window[s];
@@ -493,14 +560,20 @@ class Emitter {
     li[dn.input_feature] = "(fgroup * " + U(kernel_in) + " + c)";
     ri[dn.kernel_input_feature] = "c";
     ri[dn.kernel_output_feature] = "of";
+    const std::string product = MultiplyAdd(
+        acc_t, "acc", ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
+        ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_));
+    if (tree) {
+      body += "      " + product + "\n    }\n";
+      body += "    bool have = true;\n";
+      body += TreeCombine(RegisterType(acc_t), "acc", "have", "($A + $B)");
+      body += "    if (lid == 0u) " + Store(0, "o", Normalize(t, "acc")) + "\n";
+      return Finish({{GroupLoop("o", n_out, body), static_cast<uint64_t>(n_out) * o_.workgroup_size}});
+    }
     body += "      for (uint c = 0u; c < " + U(kernel_in) + "; ++c) {\n";
-    body += "        " + MultiplyAdd(acc_t, "acc",
-                                     ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
-                                     ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_)) +
-            "\n      }\n    }\n";
+    body += "        " + product + "\n      }\n    }\n";
     body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
-    const int64_t n = r.shape.ElementCount();
-    return Finish({{GridLoop("o", n, body), n}});
+    return Finish({{GridLoop("o", n_out, body), n_out}});
   }
 
   hlo::StatusOr<KernelShaders> ReduceWindow() {
@@ -967,7 +1040,7 @@ class Emitter {
   const KernelOptions& o_;
   KernelShaders result_;
   GlslLibrary lib_;
-  std::string functions_, nodes_;
+  std::string functions_, nodes_, shared_;
   std::set<std::string> emitted_, buffer_types_;
   std::map<const Instruction*, std::string> fn_;
 };

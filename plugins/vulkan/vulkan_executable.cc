@@ -141,7 +141,8 @@ class ProgramBuilder {
       op.table = exe_.tables_.size() - 1;
       const uint64_t groups = (pass.invocations + options_.workgroup_size - 1) / options_.workgroup_size;
       op.groups = static_cast<uint32_t>(std::clamp<uint64_t>(groups, 1, 65535));
-      op.what = "%" + spec.root->name;
+      op.what = "%" + spec.root->name + " (" + std::string(spec.root->OpcodeSpelling()) + " " +
+                spec.root->shape.ToString(false) + ")";
       ops.push_back(op);
     }
     ++exe_.kernel_count_;

@@ -1,6 +1,11 @@
 #include "plugins/vulkan/vulkan_run.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace anvil::vulkan {
 namespace {
@@ -62,10 +67,27 @@ class Runner {
       VkBufferCopy region{from.offset, 0, from.bytes};
       d_.api.vkCmdCopyBuffer(commands_, BufferOf(from), outputs[k]->buffer, 1, &region);
     }
-    return Flush();
+    ANVIL_RETURN_IF_ERROR(Flush());
+    if (profile_) Report();
+    return hlo::OkStatus();
   }
 
  private:
+  // ANVIL_VULKAN_PROFILE=1: the kernels that took longest, on stderr.
+  void Report() const {
+    std::vector<std::pair<double, std::string>> by_time;
+    double total = 0;
+    for (const auto& [what, seconds] : profile_seconds_) {
+      by_time.push_back({seconds, what});
+      total += seconds;
+    }
+    std::sort(by_time.rbegin(), by_time.rend());
+    std::fprintf(stderr, "anvil vulkan profile: %zu kernels, %.3f s in dispatches\n", by_time.size(), total);
+    for (size_t k = 0; k < by_time.size() && k < 25; ++k) {
+      std::fprintf(stderr, "  %8.3f s  %s\n", by_time[k].first, by_time[k].second.c_str());
+    }
+  }
+
   VkBuffer BufferOf(const Loc& l) const {
     switch (l.kind) {
       case Loc::Kind::kParameter: return inputs_[l.index]->buffer;
@@ -160,6 +182,12 @@ class Runner {
           api.vkCmdPushConstants(commands_, op.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, &table);
           api.vkCmdDispatch(commands_, op.groups, 1, 1);
           Barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+          if (profile_) {
+            // Each dispatch alone, timed from the host.
+            const auto start = std::chrono::steady_clock::now();
+            ANVIL_RETURN_IF_ERROR(Flush());
+            profile_seconds_[op.what] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          }
           break;
         }
         case Op::Kind::kCopy: {
@@ -199,6 +227,8 @@ class Runner {
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   bool recording_ = false;
+  const bool profile_ = std::getenv("ANVIL_VULKAN_PROFILE") != nullptr;
+  std::map<std::string, double> profile_seconds_;
 };
 
 }  // namespace
