@@ -13,6 +13,7 @@ packages=(
   libdnnl-dev                # oneDNN: the CPU plugin's matrix multiply
   libvulkan-dev              # Vulkan headers and loader, for the Vulkan plugin
   mesa-vulkan-drivers        # lavapipe: a Vulkan device on the CPU, for its tests
+  vulkan-validationlayers    # the Khronos validation layer the Vulkan tests run under
   spirv-tools                # SPIRV-Tools: validates every generated kernel
   libshaderc-dev glslang-dev # shaderc and glslang: compile the Vulkan kernels' GLSL to SPIR-V
 )

@@ -528,7 +528,14 @@ class Emitter {
     // Few results with long sums (a filter's gradient): a workgroup per
     // result, each invocation a share of the window and features, then a tree.
     const bool tree = n_out < 16384 && Product(wdims) * kernel_in >= 2048 && !hlo::IsPred(acc_t);
-    const auto wc = hlo::CoordinatesOf(tree ? "(q / " + U(kernel_in) + ")" : "w", wdims);
+    // In the tree, consecutive invocations take consecutive input features
+    // when features are the input's innermost dimension, else consecutive
+    // window positions, so that neighbouring invocations read neighbouring
+    // memory.
+    const bool features_inner = dn.input_feature == lhs->shape.rank() - 1;
+    const int64_t window_count = Product(wdims);
+    const auto wc = hlo::CoordinatesOf(
+        tree ? (features_inner ? "(q / " + U(kernel_in) + ")" : "(q % " + U(window_count) + ")") : "w", wdims);
     std::string body;
     body += "    uint of = " + oc[dn.output_feature] + ";\n";
     body += "    uint fgroup = of / " + U(out_features / fg) + ", bgroup = of / " + U(out_features / bg) + ";\n";
@@ -537,7 +544,7 @@ class Emitter {
     if (tree) {
       body += "    uint lid = gl_LocalInvocationID.x;\n";
       body += "    for (uint q = lid; q < " + U(Product(wdims) * kernel_in) + "; q += " + U(o_.workgroup_size) + ") {\n";
-      body += "      uint c = q % " + U(kernel_in) + ";\n";
+      body += features_inner ? "      uint c = q % " + U(kernel_in) + ";\n" : "      uint c = q / " + U(window_count) + ";\n";
     } else {
       body += "    for (uint w = 0u; w < " + U(Product(wdims)) + "; ++w) {\n";
     }

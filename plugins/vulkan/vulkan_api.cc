@@ -28,6 +28,8 @@ bool LoadLoader(Api& api, void** library, std::string& why) {
     why = "the Vulkan loader has no vkCreateInstance";
     return false;
   }
+  api.vkEnumerateInstanceLayerProperties = reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(
+      api.vkGetInstanceProcAddr(VK_NULL_HANDLE, "vkEnumerateInstanceLayerProperties"));
   return true;
 }
 

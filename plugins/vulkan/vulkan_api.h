@@ -70,6 +70,10 @@ namespace anvil::vulkan {
 struct Api {
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
   PFN_vkCreateInstance vkCreateInstance = nullptr;
+  PFN_vkEnumerateInstanceLayerProperties vkEnumerateInstanceLayerProperties = nullptr;
+  // VK_EXT_debug_utils, present only with the validation layer on.
+  PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
+  PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
 #define ANVIL_VK_DECLARE(name) PFN_##name name = nullptr;
   ANVIL_VK_INSTANCE_FUNCTIONS(ANVIL_VK_DECLARE)
   ANVIL_VK_DEVICE_FUNCTIONS(ANVIL_VK_DECLARE)

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace anvil::vulkan {
 
@@ -113,6 +115,47 @@ Device::~Device() {
   if (device && api.vkDestroyDevice) api.vkDestroyDevice(device, nullptr);
 }
 
+void ValidationLog::Add(std::string message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  messages_ += (messages_.empty() ? "" : "\n") + message;
+}
+
+std::string ValidationLog::Take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string out;
+  out.swap(messages_);
+  return out;
+}
+
+ValidationLog& Validation() {
+  static ValidationLog* log = new ValidationLog();  // outlives every device
+  return *log;
+}
+
+namespace {
+
+VKAPI_ATTR VkBool32 VKAPI_CALL OnValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  Validation().Add(std::string(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error: " : "warning: ") +
+                   (data && data->pMessage ? data->pMessage : "(no message)"));
+  return VK_FALSE;
+}
+
+bool LayerInstalled(const Api& api, const char* name) {
+  if (!api.vkEnumerateInstanceLayerProperties) return false;
+  uint32_t count = 0;
+  api.vkEnumerateInstanceLayerProperties(&count, nullptr);
+  std::vector<VkLayerProperties> layers(count);
+  if (count) api.vkEnumerateInstanceLayerProperties(&count, layers.data());
+  for (const VkLayerProperties& l : layers) {
+    if (std::string(l.layerName) == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Instance::Instance() {
   std::string why;
   if (!Open(why)) {
@@ -132,6 +175,20 @@ bool Instance::Open(std::string& why) {
   VkInstanceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   info.pApplicationInfo = &app;
+  static const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+  static const char* kDebugUtils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  const char* wanted = std::getenv("ANVIL_VULKAN_VALIDATION");
+  const bool validate = wanted && std::string(wanted) == "1" && LayerInstalled(api_, kValidationLayer);
+  if (wanted && std::string(wanted) == "1" && !validate) {
+    std::fprintf(stderr, "anvil vulkan plugin: ANVIL_VULKAN_VALIDATION=1 but %s is not installed "
+                         "(vulkan-validationlayers); running without it\n", kValidationLayer);
+  }
+  if (validate) {
+    info.enabledLayerCount = 1;
+    info.ppEnabledLayerNames = &kValidationLayer;
+    info.enabledExtensionCount = 1;
+    info.ppEnabledExtensionNames = &kDebugUtils;
+  }
   VkResult r = api_.vkCreateInstance(&info, nullptr, &instance_);
   if (r != VK_SUCCESS) {
     why = "vkCreateInstance: " + ResultName(r) + (r == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan driver installed)" : "");
@@ -139,6 +196,20 @@ bool Instance::Open(std::string& why) {
     return false;
   }
   if (!LoadInstanceFunctions(api_, instance_, why)) return false;
+  if (validate) {
+    api_.vkCreateDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        api_.vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+    api_.vkDestroyDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        api_.vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    VkDebugUtilsMessengerCreateInfoEXT messenger{};
+    messenger.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+    messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+    messenger.pfnUserCallback = &OnValidationMessage;
+    if (api_.vkCreateDebugUtilsMessengerEXT) {
+      api_.vkCreateDebugUtilsMessengerEXT(instance_, &messenger, nullptr, &messenger_);
+    }
+  }
   uint32_t count = 0;
   api_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
   std::vector<VkPhysicalDevice> physical(count);
@@ -284,6 +355,7 @@ std::unique_ptr<Device> Instance::OpenDevice(VkPhysicalDevice physical, std::str
 
 Instance::~Instance() {
   devices_.clear();
+  if (messenger_ && api_.vkDestroyDebugUtilsMessengerEXT) api_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
   if (instance_) api_.vkDestroyInstance(instance_, nullptr);
   if (library_) dlclose(library_);
 }

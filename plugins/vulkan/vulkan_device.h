@@ -62,6 +62,22 @@ struct Device {
   std::map<std::string, Pipeline> pipelines_;
 };
 
+// What the Khronos validation layer reported, when it is on: with
+// ANVIL_VULKAN_VALIDATION=1 (the plugin's tests set it) and the layer
+// installed (vulkan-validationlayers), every warning and error it reports is
+// kept here, and the compile or execution that sees one fails with it.
+class ValidationLog {
+ public:
+  void Add(std::string message);
+  // The messages so far (and clears them); empty when there were none.
+  std::string Take();
+
+ private:
+  std::mutex mutex_;
+  std::string messages_;
+};
+ValidationLog& Validation();
+
 class Instance {
  public:
   // Never fails: with no loader, driver or usable device it has no devices,
@@ -79,6 +95,7 @@ class Instance {
   void* library_ = nullptr;
   Api api_;
   VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   std::vector<std::unique_ptr<Device>> devices_;
   std::string why_no_devices_;
 };

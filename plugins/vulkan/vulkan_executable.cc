@@ -297,6 +297,8 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
   std::unique_ptr<Executable> exe(new Executable(device, device_index));
   ProgramBuilder builder(*exe, plan);
   ANVIL_RETURN_IF_ERROR(builder.Build(**module));
+  const std::string validation = Validation().Take();
+  if (!validation.empty()) return hlo::Internal("the Vulkan validation layer reports: " + validation);
   return exe;
 }
 

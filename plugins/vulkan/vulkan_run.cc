@@ -130,7 +130,8 @@ class Runner {
   void Barrier(VkPipelineStageFlags after) {
     VkMemoryBarrier barrier{};
     barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.srcAccessMask =
+        after == VK_PIPELINE_STAGE_TRANSFER_BIT ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_SHADER_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                             VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
     d_.api.vkCmdPipelineBarrier(commands_, after,
@@ -235,8 +236,14 @@ class Runner {
 
 hlo::Status RunExecutable(const Executable& exe, Device& device, const std::vector<const Buffer*>& inputs,
                           const std::vector<const Buffer*>& outputs) {
-  Runner runner(exe, device, inputs);
-  return runner.Run(outputs);
+  hlo::Status status = hlo::OkStatus();
+  {
+    Runner runner(exe, device, inputs);
+    status = runner.Run(outputs);
+  }
+  const std::string validation = Validation().Take();
+  if (!validation.empty()) return hlo::Internal("the Vulkan validation layer reports: " + validation);
+  return status;
 }
 
 }  // namespace anvil::vulkan
