@@ -111,7 +111,6 @@ Device::~Device() {
     api.vkDestroyPipelineLayout(device, p.layout, nullptr);
     api.vkDestroyShaderModule(device, p.shader, nullptr);
   }
-  if (command_pool && api.vkDestroyCommandPool) api.vkDestroyCommandPool(device, command_pool, nullptr);
   if (device && api.vkDestroyDevice) api.vkDestroyDevice(device, nullptr);
 }
 
@@ -341,15 +340,6 @@ std::unique_ptr<Device> Instance::OpenDevice(VkPhysicalDevice physical, std::str
   }
   if (!LoadDeviceFunctions(d->api, d->device, why)) return nullptr;
   d->api.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
-  VkCommandPoolCreateInfo pool{};
-  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool.queueFamilyIndex = d->queue_family;
-  r = d->api.vkCreateCommandPool(d->device, &pool, nullptr, &d->command_pool);
-  if (r != VK_SUCCESS) {
-    why = "vkCreateCommandPool: " + ResultName(r);
-    return nullptr;
-  }
   return d;
 }
 

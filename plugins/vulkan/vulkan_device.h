@@ -1,5 +1,7 @@
 // The Vulkan instance, its devices and their buffers. Every physical device
-// with a compute queue and host-visible coherent memory is an Anvil device.
+// with Vulkan 1.2, a compute queue, host-visible coherent memory, buffer
+// device addresses, scalar block layout and 64-bit integers is an Anvil
+// device.
 #pragma once
 
 #include <map>
@@ -44,8 +46,7 @@ struct Device {
   ShaderFeatures features;
   uint64_t max_allocation = 0;  // the largest buffer one allocation can hold
   uint32_t workgroup_size = 64;
-  std::mutex mutex;  // the queue and the command pool are used by one thread at a time
-  VkCommandPool command_pool = VK_NULL_HANDLE;
+  std::mutex mutex;  // the queue is used by one thread at a time (each execution has its own command pool)
 
   // A storage buffer of `bytes` (at least 4: Vulkan has no empty buffers).
   bool CreateBuffer(size_t bytes, Buffer* out, std::string& why);

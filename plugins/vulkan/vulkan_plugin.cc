@@ -1,7 +1,8 @@
-// The Vulkan plugin's entry point: every Vulkan device with a compute queue
-// is an Anvil device; programs compile to SPIR-V compute pipelines, and an
-// execution is one command buffer of dispatches, submitted with a fence that
-// one of core's host threads waits on before reporting completion.
+// The Vulkan plugin's entry point: every usable Vulkan device is an Anvil
+// device; programs compile to SPIR-V compute pipelines (vulkan_executable),
+// and an execution runs on one of core's host threads, which records and
+// submits its command buffers, waits on their fence and reports completion
+// (vulkan_run).
 #include <dlfcn.h>
 
 #include <cstdio>
