@@ -88,7 +88,8 @@ class Emitter {
   std::string At(int n, ElementType t, const std::string& index) {
     const std::string storage = StorageType(t);
     buffer_types_.insert(storage);
-    return "B_" + storage + "(pc.args.a[" + std::to_string(n) + "]).d[" + index + "]";
+    references_[n] = "B_" + storage;
+    return "ref" + std::to_string(n) + ".d[" + index + "]";
   }
   std::string Out(size_t k, const std::string& index) {
     return At(static_cast<int>(k_.inputs.size() + k), result_.outputs[k].element_type(), index);
@@ -366,11 +367,18 @@ class Emitter {
       s += "layout(buffer_reference, scalar, buffer_reference_align = 1) buffer B_" + t + " { " + t + " d[]; };\n";
     }
     s += "layout(push_constant, scalar) uniform Push { Args args; } pc;\n";
+    // Each buffer's reference, read from the address table once per
+    // invocation rather than at every access.
+    std::string load_references;
+    for (const auto& [n, type] : references_) {
+      s += type + " ref" + std::to_string(n) + ";\n";
+      load_references += "  ref" + std::to_string(n) + " = " + type + "(pc.args.a[" + std::to_string(n) + "]);\n";
+    }
     s += shared_;
     s += lib_.Text();
     s += functions_;
     s += nodes_;
-    s += "void main() {\n" + main_body + "}\n";
+    s += "void main() {\n" + load_references + main_body + "}\n";
     return s;
   }
 
@@ -857,7 +865,9 @@ class Emitter {
   // complex double elements.
   std::string Scratch(size_t k, const std::string& index) {
     buffer_types_.insert("dvec2");
-    return "B_dvec2(pc.args.a[" + std::to_string(k_.inputs.size() + result_.outputs.size() + k) + "]).d[" + index + "]";
+    const size_t n = k_.inputs.size() + result_.outputs.size() + k;
+    references_[static_cast<int>(n)] = "B_dvec2";
+    return "ref" + std::to_string(n) + ".d[" + index + "]";
   }
 
   // The transform is separable: one pass per dimension, each a direct DFT
@@ -1049,6 +1059,7 @@ class Emitter {
   GlslLibrary lib_;
   std::string functions_, nodes_, shared_;
   std::set<std::string> emitted_, buffer_types_;
+  std::map<int, std::string> references_;  // table entry -> its buffer reference type
   std::map<const Instruction*, std::string> fn_;
 };
 
