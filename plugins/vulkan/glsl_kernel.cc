@@ -244,6 +244,26 @@ class Emitter {
         return hlo::OkStatus();
       }
       case Opcode::kGather: return GatherBody(i, b);
+      case Opcode::kBitcastConvert: {
+        // Between widths (up to 64 bits): the narrower side has one more
+        // dimension, its elements the wider element's bits, lowest first.
+        const ElementType from = i.operands[0]->shape.element_type(), to = i.shape.element_type();
+        const int fw = hlo::Info(from).bit_width, tw = hlo::Info(to).bit_width;
+        if (fw == tw || fw > 64 || tw > 64) break;
+        const std::string mask = tw >= 64 ? "~0ul" : "((1ul << " + std::to_string(tw) + ") - 1ul)";
+        if (fw > tw) {
+          const int ratio = fw / tw;
+          b += "  uint64_t bits = uint64_t(" + BitsOf(from, Read(i.operands[0], "i / " + U(ratio))) + ");\n";
+          b += "  bits = (bits >> (uint64_t(i % " + U(ratio) + ") * " + std::to_string(tw) + "ul)) & " + mask + ";\n";
+        } else {
+          const int ratio = tw / fw;
+          b += "  uint64_t bits = 0ul;\n";
+          b += "  for (uint k = 0u; k < " + U(ratio) + "; ++k) bits |= uint64_t(" +
+               BitsOf(from, Read(i.operands[0], "i * " + U(ratio) + " + k")) + ") << (uint64_t(k) * " + std::to_string(fw) + "ul);\n";
+        }
+        ret(FromBits(to, tw > 32 ? "bits" : "uint(bits)"));
+        return hlo::OkStatus();
+      }
       case Opcode::kCustomCall: {
         std::vector<std::string> args;
         for (const Instruction* o : i.operands) args.push_back(Read(o, "i"));
