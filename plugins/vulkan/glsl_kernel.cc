@@ -494,6 +494,18 @@ class Emitter {
     return acc + " += " + x + " * " + y + ";";
   }
 
+  // Narrow floats accumulate in f32 and round once.
+  static ElementType AccumulatorType(ElementType t) {
+    return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+  }
+  // `acc += lhs[li] * rhs[ri]`, both converted to the accumulator's type.
+  std::string AccumulateProduct(ElementType acc_t, const Instruction* lhs, const std::vector<std::string>& li,
+                                const Instruction* rhs, const std::vector<std::string>& ri) {
+    return MultiplyAdd(acc_t, "acc",
+                       ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
+                       ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_));
+  }
+
   hlo::StatusOr<KernelShaders> Dot() {
     const Instruction& r = *k_.root;
     ANVIL_ASSIGN_OR_RETURN(auto lb, hlo::IntListAttribute(r, "lhs_batch_dims"));
@@ -517,14 +529,11 @@ class Emitter {
       if (!Contains(rb, d) && !Contains(rcd, d)) ri[d] = oc[at++];
     }
     for (size_t c = 0; c < lc.size(); ++c) li[lc[c]] = ri[rcd[c]] = kc[c];
-    // Narrow floats accumulate in f32 and round once.
-    const ElementType acc_t = t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+    const ElementType acc_t = AccumulatorType(t);
     const std::string A = RegisterType(acc_t);
     std::string body = "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
     body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
-    body += "      " + MultiplyAdd(acc_t, "acc",
-                                   ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
-                                   ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_)) +
+    body += "      " + AccumulateProduct(acc_t, lhs, li, rhs, ri) +
             "\n    }\n";
     body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
     const int64_t n = r.shape.ElementCount();
@@ -545,7 +554,7 @@ class Emitter {
     const size_t spatial = dn.input_spatial.size();
     if (window.size() != spatial) window.resize(spatial);
     const ElementType t = r.shape.element_type();
-    const ElementType acc_t = t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+    const ElementType acc_t = AccumulatorType(t);
     const int64_t out_features = r.shape.dim(static_cast<int>(dn.output_feature));
     const int64_t out_batch = r.shape.dim(static_cast<int>(dn.output_batch));
     const int64_t kernel_in = rhs->shape.dim(static_cast<int>(dn.kernel_input_feature));
@@ -595,9 +604,7 @@ class Emitter {
     li[dn.input_feature] = "(fgroup * " + U(kernel_in) + " + c)";
     ri[dn.kernel_input_feature] = "c";
     ri[dn.kernel_output_feature] = "of";
-    const std::string product = MultiplyAdd(
-        acc_t, "acc", ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
-        ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_));
+    const std::string product = AccumulateProduct(acc_t, lhs, li, rhs, ri);
     if (tree) {
       body += "      " + product + "\n    }\n";
       body += "    bool have = true;\n";
@@ -1060,13 +1067,11 @@ class Emitter {
       body += "      start = end;\n    }\n";
       ri[group[0]] = "uint(g)";
     }
-    const ElementType acc_t = t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+    const ElementType acc_t = AccumulatorType(t);
     body += "    " + RegisterType(acc_t) + " acc = " + ZeroExpr(acc_t) + ";\n";
     if (!batch_ragged) body += "    if (g >= 0)\n";
     body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
-    body += "      " + MultiplyAdd(acc_t, "acc",
-                                   ConvertExpr(lhs->shape.element_type(), acc_t, Read(lhs, hlo::LinearIndexOf(li, lhs->shape.dims())), lib_),
-                                   ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_)) +
+    body += "      " + AccumulateProduct(acc_t, lhs, li, rhs, ri) +
             "\n    }\n";
     body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
     const int64_t n = r.shape.ElementCount();

@@ -33,7 +33,7 @@ std::string StoreExpr(hlo::ElementType type, const std::string& value);
 std::string Normalize(hlo::ElementType type, const std::string& value);
 // Element `index` of `literal` as a register-typed GLSL expression, bit exact.
 std::string LiteralExpr(const hlo::Literal& literal, int64_t index);
-// The register type's zero, one, lowest and highest values.
+// The register type's zero.
 std::string ZeroExpr(hlo::ElementType type);
 
 }  // namespace anvil::vulkan

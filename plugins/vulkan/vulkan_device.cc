@@ -234,7 +234,6 @@ std::unique_ptr<Device> Instance::OpenDevice(VkPhysicalDevice physical, std::str
   VkPhysicalDeviceProperties props;
   api_.vkGetPhysicalDeviceProperties(physical, &props);
   d->name = props.deviceName;
-  d->max_storage_buffer_range = props.limits.maxStorageBufferRange;
   if (VK_API_VERSION_MINOR(props.apiVersion) < 2 && VK_API_VERSION_MAJOR(props.apiVersion) == 1) {
     why = d->name + " supports only Vulkan 1." + std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) +
           " (1.2 is needed)";

@@ -41,7 +41,6 @@ struct Device {
   uint32_t queue_family = 0;
   uint32_t memory_type = 0;  // host-visible and coherent
   uint64_t memory_bytes = 0;
-  uint32_t max_storage_buffer_range = 0;
   std::string name;
   ShaderFeatures features;
   uint64_t max_allocation = 0;  // the largest buffer one allocation can hold
