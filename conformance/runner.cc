@@ -91,7 +91,7 @@ bool UsesParallelInterpreter(const hlo::Module& module) {
 }
 
 int64_t ShapeBytes(const hlo::Shape& shape) {
-  if (shape.IsArray()) return shape.ElementCount() * hlo::Info(shape.element_type()).byte_size;
+  if (shape.IsArray()) return shape.ByteSize();
   int64_t bytes = 0;
   if (shape.IsTuple()) {
     for (const hlo::Shape& e : shape.tuple_elements()) bytes += ShapeBytes(e);
@@ -136,7 +136,7 @@ std::string OutOfScope(const hlo::Module& module) {
         default: break;
       }
       if (i->shape.IsArray()) {
-        const int64_t bytes = i->shape.ElementCount() * hlo::Info(i->shape.element_type()).byte_size;
+        const int64_t bytes = i->shape.ByteSize();
         if (bytes > kMaxBytes) return "does not fit in 8 GiB (%" + i->name + " is " + i->shape.ToString(false) + ")";
       }
     }

@@ -19,13 +19,15 @@ namespace {
 
 anvil_event* NewEvent(std::shared_ptr<Event> e) { return new anvil_event{std::move(e)}; }
 
-// FAILED_PRECONDITION for a buffer whose memory was donated away.
-anvil_status* CheckUsable(const char* function, BufferState& state) {
+// Registers a use of the buffer's memory (a copy out of it) that a later
+// donation waits for; FAILED_PRECONDITION for a buffer donated already.
+anvil_status* AddUse(const char* function, BufferState& state, anvil::core::UseRelease* use) {
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.donated) {
     return ToAbi(MakeError(StatusCode::kFailedPrecondition,
                            std::string(function) + ": the buffer was donated to an execution and may not be used again"));
   }
+  *use = anvil::core::UseRelease(state.AddUseLocked());
   return nullptr;
 }
 
@@ -79,8 +81,8 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
     }
     if (args->num_dims > 0 && !args->dims) return Invalid("anvil_buffer_from_host: dims is NULL");
     std::vector<int64_t> dims(args->dims, args->dims + args->num_dims);
-    for (int64_t d : dims) {
-      if (d < 0) return Invalid("anvil_buffer_from_host: negative dimension " + std::to_string(d));
+    if (anvil::hlo::Status size = anvil::hlo::CheckArraySize(type, dims); !size.ok()) {
+      return Invalid("anvil_buffer_from_host: " + size.message());
     }
     auto state = std::make_shared<BufferState>();
     state->device = args->device;
@@ -132,23 +134,28 @@ anvil_status* anvil_buffer_to_host(anvil_buffer* buffer, void* dst, size_t dst_s
     ANVIL_CHECK_NOT_NULL("anvil_buffer_to_host", buffer);
     ANVIL_CHECK_NOT_NULL("anvil_buffer_to_host", out_done);
     std::shared_ptr<BufferState> state = buffer->state;
-    if (anvil_status* bad = CheckUsable("anvil_buffer_to_host", *state)) return bad;
     if (dst_size != state->bytes) {
       return Invalid("anvil_buffer_to_host: dst_size is " + std::to_string(dst_size) + " but the buffer " +
                      state->shape.ToString(false) + " holds " + std::to_string(state->bytes) + " bytes");
     }
     if (!dst && state->bytes > 0) return Invalid("anvil_buffer_to_host: dst is NULL");
+    auto use = std::make_shared<anvil::core::UseRelease>();
+    if (anvil_status* bad = AddUse("anvil_buffer_to_host", *state, use.get())) return bad;
     auto done = Event::Create();
     auto token = std::make_shared<anvil::core::WorkToken>(state->device->client->work);
-    state->defined->OnReady(anvil::core::Track(token, [state, dst, done, token](const Status& defined) {
+    state->defined->OnReady(anvil::core::Track(token, [state, dst, done, token, use](const Status& defined) {
       if (!defined.ok()) return done->Set(defined);
       std::shared_ptr<DeviceMemory> memory = state->Memory();
       if (!memory) {
-        return done->Set(MakeError(StatusCode::kFailedPrecondition, "anvil_buffer_to_host: the buffer was donated"));
+        return done->Set(MakeError(StatusCode::kInternal, "anvil_buffer_to_host: the buffer has no memory"));
       }
       DeviceMemory& m = *memory;
       m.plugin->CopyToHost(m.memory, dst, state->bytes,
-                           anvil::core::Track(token, [memory, done](Status s) { done->Set(std::move(s)); }));
+                           anvil::core::Track(token, [memory, done, use](Status s) mutable {
+                             memory.reset();  // before a waiting donation looks at it
+                             use->Release();
+                             done->Set(std::move(s));
+                           }));
     }));
     *out_done = NewEvent(done);
     return nullptr;
@@ -161,10 +168,11 @@ anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* de
     ANVIL_CHECK_NOT_NULL("anvil_buffer_copy_to_device", device);
     ANVIL_CHECK_NOT_NULL("anvil_buffer_copy_to_device", out_buffer);
     std::shared_ptr<BufferState> source = buffer->state;
-    if (anvil_status* bad = CheckUsable("anvil_buffer_copy_to_device", *source)) return bad;
     if (device->client != source->device->client) {
       return Invalid("anvil_buffer_copy_to_device: the device belongs to another client");
     }
+    auto use = std::make_shared<anvil::core::UseRelease>();
+    if (anvil_status* bad = AddUse("anvil_buffer_copy_to_device", *source, use.get())) return bad;
     auto target = std::make_shared<BufferState>();
     target->device = device;
     target->shape = source->shape;
@@ -175,13 +183,15 @@ anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* de
     auto finish = anvil::core::Track(token, [target](Status s) { target->defined->Set(std::move(s)); });
     // Through host memory: the plugin ABI has no device-to-device copy, and
     // the two devices may belong to different plugins.
-    source->defined->OnReady([source, target, finish](const Status& defined) {
+    source->defined->OnReady([source, target, finish, use](const Status& defined) {
       if (!defined.ok()) return finish(defined);
       std::shared_ptr<DeviceMemory> from = source->Memory();
-      if (!from) return finish(MakeError(StatusCode::kFailedPrecondition, "the source buffer was donated"));
+      if (!from) return finish(MakeError(StatusCode::kInternal, "the source buffer has no memory"));
       auto staging = std::make_shared<std::vector<char>>(source->bytes);
       from->plugin->CopyToHost(from->memory, staging->data(), staging->size(),
-                               [from, staging, target, finish](Status read) {
+                               [from, staging, target, finish, use](Status read) mutable {
+        from.reset();  // the source is read: a waiting donation may take it
+        use->Release();
         if (!read.ok()) return finish(read);
         anvil::core::Plugin* plugin = target->device->plugin;
         auto memory = plugin->Allocate(target->device->index_in_plugin, target->bytes);

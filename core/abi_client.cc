@@ -228,14 +228,19 @@ anvil_status* anvil_client_plugin_count(anvil_client* client, size_t* out_count)
 anvil_status* anvil_client_plugin_info(anvil_client* client, size_t index, const char** out_name,
                                        const char** out_version, const char** out_path) {
   ANVIL_CHECK_NOT_NULL("anvil_client_plugin_info", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_info", out_name);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_info", out_version);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_info", out_path);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->plugins.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "plugin index " + std::to_string(index) + " out of range"));
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_plugin_info: plugin index " + std::to_string(index) +
+                                                        " out of range (" + std::to_string(client->plugins.size()) +
+                                                        " plugins)"));
   }
   const Plugin& p = *client->plugins[index];
-  if (out_name) *out_name = p.name().c_str();
-  if (out_version) *out_version = p.version().c_str();
-  if (out_path) *out_path = p.path().c_str();
+  *out_name = p.name().c_str();
+  *out_version = p.version().c_str();
+  *out_path = p.path().c_str();
   return nullptr;
 }
 
@@ -250,12 +255,16 @@ anvil_status* anvil_client_plugin_failure_count(anvil_client* client, size_t* ou
 anvil_status* anvil_client_plugin_failure(anvil_client* client, size_t index, const char** out_path,
                                           const char** out_reason) {
   ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure", out_path);
+  ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure", out_reason);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->failures.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "failure index " + std::to_string(index) + " out of range"));
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_plugin_failure: failure index " +
+                                                        std::to_string(index) + " out of range (" +
+                                                        std::to_string(client->failures.size()) + " failures)"));
   }
-  if (out_path) *out_path = client->failures[index].first.c_str();
-  if (out_reason) *out_reason = client->failures[index].second.c_str();
+  *out_path = client->failures[index].first.c_str();
+  *out_reason = client->failures[index].second.c_str();
   return nullptr;
 }
 
@@ -272,7 +281,7 @@ anvil_status* anvil_client_device(anvil_client* client, size_t index, anvil_devi
   ANVIL_CHECK_NOT_NULL("anvil_client_device", out_device);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->devices.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "device index " + std::to_string(index) + " out of range (" +
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_device: device index " + std::to_string(index) + " out of range (" +
                                                         std::to_string(client->devices.size()) + " devices)"));
   }
   *out_device = client->devices[index].get();

@@ -25,11 +25,10 @@ namespace {
 
 // Parses, verifies and canonicalises a program into the text plugins read.
 anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const anvil_compile_args& args) {
-  auto format = anvil::hlo::ProgramFormatFromName(args.format ? args.format : "");
+  auto format = anvil::hlo::ProgramFormatFromName(args.format);
   if (!format) {
-    return MakeError(StatusCode::kInvalidArgument, "unknown program format '" +
-                                                       std::string(args.format ? args.format : "(null)") +
-                                                       "' (expected hlo or stablehlo)");
+    return MakeError(StatusCode::kInvalidArgument, "anvil_client_compile: unknown program format '" +
+                                                       std::string(args.format) + "' (expected hlo or stablehlo)");
   }
   std::string_view text(args.program, args.program_size);
   ANVIL_ASSIGN_OR_RETURN(auto modules, anvil::hlo::ParseProgramText(text, *format, {"program", 1}));
@@ -43,15 +42,19 @@ anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const 
   return module;
 }
 
-anvil_status* ShapeAt(const std::vector<anvil::hlo::Shape>& shapes, size_t index, const char* what,
-                      int32_t* out_type, const int64_t** out_dims, size_t* out_num_dims) {
+anvil_status* ShapeAt(const char* function, const std::vector<anvil::hlo::Shape>& shapes, size_t index,
+                      const char* what, int32_t* out_type, const int64_t** out_dims, size_t* out_num_dims) {
+  ANVIL_CHECK_NOT_NULL(function, out_type);
+  ANVIL_CHECK_NOT_NULL(function, out_dims);
+  ANVIL_CHECK_NOT_NULL(function, out_num_dims);
   if (index >= shapes.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, std::string(what) + " index " + std::to_string(index) +
-                                                        " out of range (" + std::to_string(shapes.size()) + ")"));
+    return ToAbi(MakeError(StatusCode::kOutOfRange, std::string(function) + ": " + what + " index " +
+                                                        std::to_string(index) + " out of range (" +
+                                                        std::to_string(shapes.size()) + " " + what + "s)"));
   }
-  if (out_type) *out_type = anvil::core::ToAbi(shapes[index].element_type());
-  if (out_dims) *out_dims = shapes[index].dims().data();
-  if (out_num_dims) *out_num_dims = shapes[index].dims().size();
+  *out_type = anvil::core::ToAbi(shapes[index].element_type());
+  *out_dims = shapes[index].dims().data();
+  *out_num_dims = shapes[index].dims().size();
   return nullptr;
 }
 
@@ -65,8 +68,12 @@ struct Execution {
   std::vector<uint8_t> donate;
   std::vector<std::shared_ptr<BufferState>> outputs;
   std::shared_ptr<Event> done;
+  // The uses this execution registered on the inputs it reads without
+  // donating; a later donation of one of them waits for them.
+  std::vector<anvil::core::UseRelease> uses;
 
   void Fail(const Status& error) {
+    uses.clear();
     for (auto& o : outputs) o->defined->Set(error);
     done->Set(error);
   }
@@ -99,7 +106,11 @@ void Run(const std::shared_ptr<Execution>& e) {
   }
   auto outputs = std::make_shared<std::vector<anvil_plugin_memory*>>(e->outputs.size(), nullptr);
   plugin->Execute(e->executable->executable, inputs, donated, *outputs,
-                  [e, outputs, held = std::move(held), plugin](Status s) {
+                  [e, outputs, held = std::move(held), plugin](Status s) mutable {
+                    // The inputs are read: let go of them before anyone
+                    // learns of the completion, then let waiting donations go.
+                    held.clear();
+                    e->uses.clear();
                     if (!s.ok()) {
                       for (anvil_plugin_memory* m : *outputs) plugin->Free(m);
                       return e->Fail(s);
@@ -130,6 +141,7 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
     ANVIL_CHECK_NOT_NULL("anvil_client_compile", out_executable);
     ANVIL_CHECK_ARGS("anvil_client_compile", args, ANVIL_COMPILE_ARGS_STRUCT_SIZE);
     ANVIL_CHECK_NOT_NULL("anvil_client_compile", args->device);
+    ANVIL_CHECK_NOT_NULL("anvil_client_compile", args->format);
     if (!args->program && args->program_size > 0) return Invalid("anvil_client_compile: program is NULL");
     if (args->device->client != client) return Invalid("anvil_client_compile: the device belongs to another client");
     *out_executable = nullptr;
@@ -181,7 +193,8 @@ anvil_status* anvil_executable_parameter_count(anvil_executable* executable, siz
 anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                                size_t* out_num_dims) {
   ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_shape", executable);
-  return ShapeAt(executable->state->parameters, index, "parameter", out_type, out_dims, out_num_dims);
+  return ShapeAt("anvil_executable_parameter_shape", executable->state->parameters, index, "parameter", out_type,
+                 out_dims, out_num_dims);
 }
 
 anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t* out_count) {
@@ -194,15 +207,17 @@ anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t
 anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                             size_t* out_num_dims) {
   ANVIL_CHECK_NOT_NULL("anvil_executable_result_shape", executable);
-  return ShapeAt(executable->state->results, index, "result", out_type, out_dims, out_num_dims);
+  return ShapeAt("anvil_executable_result_shape", executable->state->results, index, "result", out_type, out_dims,
+                 out_num_dims);
 }
 
 anvil_status* anvil_executable_canonical_text(anvil_executable* executable, const char** out_text,
                                               size_t* out_size) {
   ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", executable);
   ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_text);
+  ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_size);
   *out_text = executable->state->canonical_text.c_str();
-  if (out_size) *out_size = executable->state->canonical_text.size();
+  *out_size = executable->state->canonical_text.size();
   return nullptr;
 }
 
@@ -282,8 +297,18 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
         }
       }
     }
+    // A donation waits for every use issued before it; a read registers a
+    // use of its own, which a later donation then waits for.
+    std::vector<std::shared_ptr<Event>> waits;
     for (size_t i = 0; i < e->inputs.size(); ++i) {
-      if (e->donate[i]) e->inputs[i]->donated = true;
+      BufferState& in = *e->inputs[i];
+      if (e->donate[i]) {
+        in.donated = true;
+        waits.insert(waits.end(), in.pending_uses.begin(), in.pending_uses.end());
+        in.pending_uses.clear();
+      } else {
+        e->uses.emplace_back(in.AddUseLocked());
+      }
     }
     locks.clear();
     e->done = Event::Create();
@@ -295,7 +320,6 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
       out->defined = Event::Create();
       e->outputs.push_back(out);
     }
-    std::vector<std::shared_ptr<Event>> waits;
     for (auto& in : e->inputs) waits.push_back(in->defined);
     anvil_client* client = exe.client;
     anvil::core::AllOf(waits)->OnReady([e, client](const Status& inputs_ready) {

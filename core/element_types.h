@@ -38,8 +38,7 @@ inline hlo::ElementType FromAbi(int32_t t) {
 
 inline int32_t ToAbi(hlo::ElementType t) { return static_cast<int32_t>(t); }
 
-inline size_t ByteSize(const hlo::Shape& shape) {
-  return static_cast<size_t>(shape.ElementCount()) * static_cast<size_t>(hlo::Info(shape.element_type()).byte_size);
-}
+// Only for shapes that passed hlo::CheckShapeSize (every shape core makes).
+inline size_t ByteSize(const hlo::Shape& shape) { return static_cast<size_t>(shape.ByteSize()); }
 
 }  // namespace anvil::core

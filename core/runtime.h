@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <oneapi/tbb/task_arena.h>
@@ -64,6 +65,10 @@ struct Tracked {
   F fn;
   template <typename... Args>
   auto operator()(Args&&... args) const {
+    return fn(std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  auto operator()(Args&&... args) {  // for a mutable `fn`
     return fn(std::forward<Args>(args)...);
   }
 };
@@ -130,11 +135,40 @@ struct BufferState {
   std::mutex mu;
   std::shared_ptr<DeviceMemory> memory;  // set once defined (or at allocation)
   bool donated = false;
+  // One event per use issued and not yet known to be over (an execution
+  // reading the buffer, a copy out of it): each completes once that use
+  // holds the memory no more. An execution that donates the buffer waits for
+  // all of them, so the memory moves only after every earlier reader is done
+  // (PJRT's usage events). Completed ones are dropped as new ones come.
+  std::vector<std::shared_ptr<Event>> pending_uses;
 
   std::shared_ptr<DeviceMemory> Memory() {
     std::lock_guard<std::mutex> lock(mu);
     return memory;
   }
+  // Records a new use; the caller holds `mu` and sets the event when done.
+  std::shared_ptr<Event> AddUseLocked() {
+    std::erase_if(pending_uses, [](const std::shared_ptr<Event>& e) { return e->IsReady(); });
+    pending_uses.push_back(Event::Create());
+    return pending_uses.back();
+  }
+};
+
+// Completes a use event when it goes out of scope (or earlier, by Release),
+// so that no path, failing or not, leaves a donation waiting forever.
+class UseRelease {
+ public:
+  UseRelease() = default;
+  explicit UseRelease(std::shared_ptr<Event> e) : event_(std::move(e)) {}
+  UseRelease(UseRelease&&) = default;
+  UseRelease& operator=(UseRelease&&) = default;
+  ~UseRelease() { Release(); }
+  void Release() {
+    if (event_) std::exchange(event_, nullptr)->Set(hlo::OkStatus());
+  }
+
+ private:
+  std::shared_ptr<Event> event_;
 };
 
 struct ExecutableState {

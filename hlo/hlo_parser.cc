@@ -174,6 +174,7 @@ StatusOr<Shape> HloTextParser::ParseShape() {
       ANVIL_RETURN_IF_ERROR(c_.Expect(","));
     }
   }
+  if (Status size = CheckArraySize(*type, dims); !size.ok()) return c_.ErrorAt(at, size.message());
   Shape shape(*type, std::move(dims));
   for (int d : dynamic) shape.SetDynamicDim(d, true);
   if (LayoutFollows()) ANVIL_RETURN_IF_ERROR(ParseLayout(shape));
@@ -333,11 +334,11 @@ Status HloTextParser::ParseLiteral(Instruction& instruction) {
     return c_.Error("tuple-shaped constants are not supported; build the tuple from array constants");
   }
   if (!shape.IsArray()) return c_.Error("a constant needs an array shape, got " + shape.ToString());
-  if (shape.ElementCount() > literal_bytes_left_ / Info(shape.element_type()).byte_size) {
+  if (shape.ByteSize() > literal_bytes_left_) {
     return c_.Error("constant of " + shape.ToString() + " is too large: the constants of a program text may hold " +
                     std::to_string(kMaxLiteralBytes >> 20) + " MiB together");
   }
-  literal_bytes_left_ -= shape.ElementCount() * Info(shape.element_type()).byte_size;
+  literal_bytes_left_ -= shape.ByteSize();
   Literal literal(shape);
   ANVIL_RETURN_IF_ERROR(ParseArrayLiteral(literal));
   instruction.literal = std::move(literal);
@@ -530,6 +531,7 @@ Status HloTextParser::ParseComputation(Module& module, bool* is_entry) {
                                           (shape.ok() ? std::string("; write it before the opcode")
                                                       : ": " + shape.status().message()));
       }
+      if (Status size = CheckShapeSize(*shape); !size.ok()) return c_.ErrorAt(p.position, size.message());
       p.instruction->shape = *shape;
     }
   }

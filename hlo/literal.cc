@@ -83,7 +83,7 @@ Literal::Literal(Shape shape) : shape_(std::move(shape)) {
   if (shape_.IsTuple()) {
     for (const Shape& e : shape_.tuple_elements()) elements_.emplace_back(e);
   } else if (shape_.IsArray()) {
-    data_.assign(static_cast<size_t>(shape_.ElementCount() * ByteSize(shape_.element_type())), 0);
+    data_.assign(static_cast<size_t>(shape_.ByteSize()), 0);
   }
 }
 

@@ -132,6 +132,7 @@ StatusOr<Shape> Parser::ParseType() {
       }
       element = *et;
     }
+    if (Status size = CheckArraySize(element, dims); !size.ok()) return c_.ErrorAt(at, size.message());
     Shape shape(element, std::move(dims));
     if (c_.TryConsume(",")) {
       // An encoding such as #stablehlo.bounds<...>: not part of a static shape.
@@ -941,12 +942,12 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
   size_t saved = c_.pos();
   c_.set_pos(body_pos);
   if (!shape.IsArray()) return c_.ErrorAt(body_pos, "a dense literal needs a tensor type");
-  if (shape.ElementCount() > literal_bytes_left_ / Info(shape.element_type()).byte_size) {
+  if (shape.ByteSize() > literal_bytes_left_) {
     return c_.ErrorAt(body_pos, "dense literal of " + shape.ToMlirString() +
                                     " is too large: the constants of a program text may hold " +
                                     std::to_string(kMaxLiteralBytes >> 20) + " MiB together");
   }
-  literal_bytes_left_ -= shape.ElementCount() * Info(shape.element_type()).byte_size;
+  literal_bytes_left_ -= shape.ByteSize();
   Literal literal(shape);
   const int64_t count = literal.element_count();
   const int size = Info(shape.element_type()).byte_size;

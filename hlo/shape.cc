@@ -26,6 +26,35 @@ int64_t Shape::ElementCount() const {
   return n;
 }
 
+int64_t Shape::ByteSize() const {
+  if (!IsArray()) return 0;
+  const int64_t n = ElementCount(), size = Info(element_type_).byte_size;
+  return n > INT64_MAX / size ? INT64_MAX : n * size;
+}
+
+Status CheckArraySize(ElementType type, const std::vector<int64_t>& dims) {
+  auto shape_text = [&] { return Shape(type, dims).ToString(false); };
+  int64_t product = IsArrayType(type) ? Info(type).byte_size : 1;
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidArgument("shape " + shape_text() + " has a negative dimension");
+    if (__builtin_mul_overflow(product, std::max<int64_t>(d, 1), &product)) {
+      return InvalidArgument("shape " + shape_text() + " is too large: its " +
+                             (IsArrayType(type) ? "byte size" : "element count") + " does not fit in 64 bits");
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckShapeSize(const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& e : shape.tuple_elements()) {
+      if (Status s = CheckShapeSize(e); !s.ok()) return s;
+    }
+    return OkStatus();
+  }
+  return CheckArraySize(shape.element_type(), shape.dims());
+}
+
 void Shape::SetDynamicDim(int i, bool dynamic) {
   if (dynamic_.empty()) {
     if (!dynamic) return;

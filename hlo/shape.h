@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hlo/element_type.h"
+#include "hlo/status.h"
 
 namespace anvil::hlo {
 
@@ -37,7 +38,11 @@ class Shape {
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t dim(int i) const { return dims_[i]; }
   int rank() const { return static_cast<int>(dims_.size()); }
+  // Exact for shapes that passed CheckShapeSize; saturate at INT64_MAX
+  // otherwise, so a size check on unchecked input still fails safely.
   int64_t ElementCount() const;
+  // ElementCount() times the element's storage size; 0 for tuples and tokens.
+  int64_t ByteSize() const;
 
   // Per-dimension dynamic flags; empty when every dimension is static.
   const std::vector<bool>& dynamic_dims() const { return dynamic_; }
@@ -70,5 +75,15 @@ class Shape {
   bool is_tuple_ = false;
   std::vector<Shape> elements_;
 };
+
+// The one size rule for arrays, applied where shapes come in (both parsers,
+// the C ABI): every dimension is non-negative, and the element count and the
+// byte size fit in int64 whatever order their factors are multiplied in. The
+// product is taken over max(d, 1), so `{2^32, 2^32, 0}` is refused too: the
+// kernels multiply partial products of the dimensions (strides, outer and
+// inner sizes), and each of those must fit as well. INVALID_ARGUMENT names
+// the shape. Tuples are checked element by element.
+Status CheckShapeSize(const Shape& shape);
+Status CheckArraySize(ElementType type, const std::vector<int64_t>& dims);
 
 }  // namespace anvil::hlo

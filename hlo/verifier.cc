@@ -17,6 +17,21 @@ std::string Dims(const std::vector<int64_t>& dims) {
   return out + "]";
 }
 
+// Window and padding arithmetic is done in 128 bits: attributes are the
+// caller's, and a product or sum that wrapped int64 could pass as a size.
+using Wide = __int128;
+
+// The number of positions a window takes along one dimension of `in`
+// elements (with its dilations, padding and stride).
+StatusOr<int64_t> WindowedSize(int64_t in, const WindowDim& w) {
+  const Wide dilated_in = in == 0 ? 0 : Wide{in - 1} * w.base_dilation + 1;
+  const Wide padded = dilated_in + w.pad_low + w.pad_high;
+  const Wide dilated_w = w.size == 0 ? 0 : Wide{w.size - 1} * w.window_dilation + 1;
+  const Wide size = padded < dilated_w ? 0 : (padded - dilated_w) / w.stride + 1;
+  if (size > INT64_MAX) return Bad("the window's padding and dilation make a dimension too large");
+  return static_cast<int64_t>(size);
+}
+
 Status ExpectOperands(const Instruction& i, size_t n) {
   if (i.operands.size() != n) {
     return Bad("takes " + std::to_string(n) + " operands, has " + std::to_string(i.operands.size()));
@@ -164,11 +179,7 @@ StatusOr<Shape> InferConvolution(const Instruction& i) {
     int64_t k = rhs.dim(static_cast<int>(d.kernel_spatial[s]));
     if (w.size != k) return Bad("window size " + std::to_string(w.size) + " differs from kernel size " + std::to_string(k));
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) return Bad("window strides and dilations must be positive");
-    int64_t dilated_in = in == 0 ? 0 : (in - 1) * w.base_dilation + 1;
-    int64_t padded = dilated_in + w.pad_low + w.pad_high;
-    int64_t dilated_k = k == 0 ? 0 : (k - 1) * w.window_dilation + 1;
-    int64_t size = padded < dilated_k ? 0 : (padded - dilated_k) / w.stride + 1;
-    out[d.output_spatial[s]] = size;
+    ANVIL_ASSIGN_OR_RETURN(out[d.output_spatial[s]], WindowedSize(in, w));
   }
   return Shape(i.shape.element_type(), out);
 }
@@ -185,11 +196,8 @@ StatusOr<Shape> InferReduceWindow(const Instruction& i) {
   for (int d = 0; d < input.rank(); ++d) {
     const WindowDim& wd = window[d];
     if (wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1) return Bad("window strides and dilations must be positive");
-    int64_t in = input.dim(d);
-    int64_t dilated_in = in == 0 ? 0 : (in - 1) * wd.base_dilation + 1;
-    int64_t padded = dilated_in + wd.pad_low + wd.pad_high;
-    int64_t dilated_w = wd.size == 0 ? 0 : (wd.size - 1) * wd.window_dilation + 1;
-    dims.push_back(padded < dilated_w ? 0 : (padded - dilated_w) / wd.stride + 1);
+    ANVIL_ASSIGN_OR_RETURN(int64_t size, WindowedSize(input.dim(d), wd));
+    dims.push_back(size);
   }
   std::vector<Shape> results;
   for (size_t k = 0; k < n; ++k) results.emplace_back(i.operands[n + k]->shape.element_type(), dims);
@@ -389,9 +397,11 @@ StatusOr<Shape> InferShape(const Instruction& i) {
       for (int d = 0; d < in.rank(); ++d) {
         if (pads[d].interior < 0) return Bad("interior padding must not be negative");
         int64_t n = in.dim(d);
-        int64_t size = pads[d].low + pads[d].high + n + (n > 0 ? (n - 1) * pads[d].interior : 0);
+        // In 128 bits: hostile padding must not wrap int64 into a plausible size.
+        const Wide size = Wide{pads[d].low} + pads[d].high + n + (n > 0 ? Wide{n - 1} * pads[d].interior : 0);
         if (size < 0) return Bad("padding makes dimension " + std::to_string(d) + " negative");
-        dims.push_back(size);
+        if (size > INT64_MAX) return Bad("padding makes dimension " + std::to_string(d) + " too large");
+        dims.push_back(static_cast<int64_t>(size));
       }
       return Shape(in.element_type(), dims);
     }
@@ -576,6 +586,8 @@ Status Verify(const Module& module) {
           !i.literal->shape().Compatible(i.shape)) {
         return Bad(Where(module, *c, i) + "literal does not fit " + i.shape.ToString(false));
       }
+      // Shapes built in memory (passes, lowering) get the parsers' size rule too.
+      if (Status size = CheckShapeSize(i.shape); !size.ok()) return Bad(Where(module, *c, i) + size.message());
       auto inferred = InferShape(i);
       if (!inferred.ok()) return Bad(Where(module, *c, i) + inferred.status().message());
       if (!Agrees(i, *inferred)) {

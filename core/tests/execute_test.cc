@@ -68,8 +68,9 @@ TEST_F(ExecuteTest, CanonicalisesBeforeThePluginSeesIt) {
   anvil_executable* exe = Compile(kScale);
   ASSERT_NE(exe, nullptr);
   const char* text = nullptr;
-  ANVIL_ASSERT_OK(anvil_executable_canonical_text(exe, &text, nullptr));
-  std::string canonical = text;
+  size_t size = 0;
+  ANVIL_ASSERT_OK(anvil_executable_canonical_text(exe, &text, &size));
+  std::string canonical(text, size);
   EXPECT_EQ(canonical.find("call("), std::string::npos) << canonical;    // inlined
   EXPECT_EQ(canonical.find("negate("), std::string::npos) << canonical;  // dead code dropped
   size_t results = 0;

@@ -3,7 +3,9 @@
 // (allocation, compilation, execution, transfers, slow completions), so the
 // runtime's error paths run for real. Variants built from this file with
 // other ABI versions test version handling.
+#include <algorithm>
 #include <atomic>
+#include <stdexcept>
 #include <functional>
 #include <unordered_map>
 #include <chrono>
@@ -16,6 +18,7 @@
 
 #include "anvil/anvil_plugin.h"
 #include "hlo/hlo_parser.h"
+#include "plugins/common/plugin_support.h"
 
 #ifndef ANVIL_TEST_PLUGIN_NAME
 #define ANVIL_TEST_PLUGIN_NAME "test"
@@ -24,13 +27,14 @@
 #define ANVIL_TEST_PLUGIN_ABI_MAJOR ANVIL_PLUGIN_ABI_MAJOR
 #endif
 
-struct anvil_plugin_error {
-  int32_t code;
-  std::string message;
-};
-
+// Counts itself, so tests can tell that nothing was lost or freed twice.
+std::atomic<int64_t> live_memory{0};
 struct anvil_plugin_memory {
   std::vector<uint8_t> bytes;
+  explicit anvil_plugin_memory(std::vector<uint8_t> b = {}) : bytes(std::move(b)) { ++live_memory; }
+  ~anvil_plugin_memory() { --live_memory; }
+  anvil_plugin_memory(const anvil_plugin_memory&) = delete;
+  anvil_plugin_memory& operator=(const anvil_plugin_memory&) = delete;
 };
 
 struct anvil_plugin_context {
@@ -46,13 +50,18 @@ using anvil::hlo::Opcode;
 // Faults armed by anvil_test_plugin_set_faults.
 struct Faults {
   std::atomic<bool> allocate{false}, compile{false}, execute{false}, execute_async{false};
+  std::atomic<bool> execute_throws{false}, execute_async_throws{false};
   std::atomic<bool> copy_from_host{false}, copy_to_host{false};
   std::atomic<int> delay_ms{0};
+  std::atomic<int> allocate_output{-1};  // the output whose allocation fails, or -1
 };
 Faults faults;
 
-anvil_plugin_error* Error(int32_t code, std::string message) { return new anvil_plugin_error{code, std::move(message)}; }
-constexpr int32_t kInvalidArgument = 3, kResourceExhausted = 8, kUnimplemented = 12, kInternal = 13;
+using anvil::plugin::Error;
+using anvil::plugin::kInternal;
+using anvil::plugin::kInvalidArgument;
+using anvil::plugin::kResourceExhausted;
+using anvil::plugin::kUnimplemented;
 
 // Runs `work` on core's host executor, after the armed delay.
 void Async(anvil_plugin_context* context, std::function<void()> work) {
@@ -120,10 +129,6 @@ anvil_plugin_error* Interpret(const Executable& exe, anvil_plugin_memory* const*
 
 // --- the API table's entries
 
-void ErrorDestroy(anvil_plugin_error* e) { delete e; }
-int32_t ErrorCode(const anvil_plugin_error* e) { return e->code; }
-const char* ErrorMessage(const anvil_plugin_error* e) { return e->message.c_str(); }
-
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
   if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
     return Error(kInvalidArgument, "no host executor");
@@ -150,7 +155,7 @@ anvil_plugin_error* DeviceProperties(anvil_plugin_context*, size_t device, anvil
 
 anvil_plugin_error* Allocate(anvil_plugin_context*, size_t, size_t bytes, anvil_plugin_memory** out) {
   if (faults.allocate) return Error(kResourceExhausted, "injected allocation failure");
-  *out = new anvil_plugin_memory{std::vector<uint8_t>(bytes)};
+  *out = new anvil_plugin_memory(std::vector<uint8_t>(bytes));
   return nullptr;
 }
 
@@ -214,30 +219,36 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
                             anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
   auto* exe = reinterpret_cast<Executable*>(executable);
-  // Donated inputs are ours now: free them once the outputs are computed.
-  std::vector<anvil_plugin_memory*> owned;
-  for (size_t k = 0; k < num_inputs; ++k) {
-    if (donated[k]) owned.push_back(inputs[k]);
-  }
-  if (faults.execute) {
-    for (anvil_plugin_memory* m : owned) delete m;
-    return Error(kInternal, "injected execution failure");
-  }
+  // Donated inputs are ours now; this frees them (and any outputs made) on
+  // every early return, as every plugin does through plugins/common.
+  anvil::plugin::ExecutionMemory memory(context, &Free, inputs, donated, num_inputs, outputs, num_outputs);
+  if (faults.execute) return Error(kInternal, "injected execution failure");
+  if (faults.execute_throws) throw std::out_of_range("injected exception in execute");
   // Outputs are allocated now (the ABI wants them before returning) and
   // filled asynchronously.
-  for (size_t k = 0; k < num_outputs; ++k) outputs[k] = new anvil_plugin_memory{};
+  if (anvil_plugin_error* e = memory.AllocateOutputs([](size_t k, anvil_plugin_memory** out) -> anvil_plugin_error* {
+        if (static_cast<int>(k) == faults.allocate_output) {
+          return Error(kResourceExhausted, "injected allocation failure of output " + std::to_string(k));
+        }
+        *out = new anvil_plugin_memory();
+        return nullptr;
+      })) {
+    return e;
+  }
   std::vector<anvil_plugin_memory*> in(inputs, inputs + num_inputs);
   std::vector<anvil_plugin_memory*> out(outputs, outputs + num_outputs);
-  Async(context, [=] {
-    if (faults.execute_async) {
-      for (anvil_plugin_memory* m : owned) delete m;
-      return done(user, Error(kInternal, "injected asynchronous execution failure"));
-    }
-    std::vector<std::vector<uint8_t>> results;
-    anvil_plugin_error* error = Interpret(*exe, in.data(), results);
-    for (size_t k = 0; !error && k < out.size(); ++k) out[k]->bytes = std::move(results[k]);
-    for (anvil_plugin_memory* m : owned) delete m;
-    done(user, error);
+  anvil::plugin::DonatedInputs donations = memory.Start();
+  Async(context, [=, donations = std::make_shared<anvil::plugin::DonatedInputs>(std::move(donations))] {
+    auto work = [&]() -> anvil_plugin_error* {
+      if (faults.execute_async) return Error(kInternal, "injected asynchronous execution failure");
+      if (faults.execute_async_throws) throw std::out_of_range("injected exception in asynchronous work");
+      std::vector<std::vector<uint8_t>> results;
+      anvil_plugin_error* error = Interpret(*exe, in.data(), results);
+      for (size_t k = 0; !error && k < out.size(); ++k) out[k]->bytes = std::move(results[k]);
+      donations->FreeAll();
+      return error;
+    };
+    anvil::plugin::Complete("executable_execute", work, done, user);
   });
   return nullptr;
 }
@@ -268,20 +279,20 @@ anvil_plugin_api MakeApi() {
   api.abi_major = ANVIL_TEST_PLUGIN_ABI_MAJOR;
   api.name = ANVIL_TEST_PLUGIN_NAME;
   api.version = "0.1.0-test";
-  api.error_destroy = &ErrorDestroy;
-  api.error_code = &ErrorCode;
-  api.error_message = &ErrorMessage;
-  api.context_create = &ContextCreate;
-  api.context_destroy = &ContextDestroy;
-  api.device_count = &DeviceCount;
-  api.device_properties = &DeviceProperties;
-  api.memory_allocate = &Allocate;
-  api.memory_free = &Free;
-  api.memory_copy_from_host = &CopyFromHost;
-  api.memory_copy_to_host = &CopyToHost;
-  api.executable_compile = &Compile;
-  api.executable_destroy = &ExecutableDestroy;
-  api.executable_execute = &Execute;
+  api.error_destroy = &anvil::plugin::ErrorDestroy;
+  api.error_code = &anvil::plugin::ErrorCode;
+  api.error_message = &anvil::plugin::ErrorMessage;
+  api.context_create = ANVIL_GUARDED(context_create, ContextCreate);
+  api.context_destroy = ANVIL_GUARDED(context_destroy, ContextDestroy);
+  api.device_count = ANVIL_GUARDED(device_count, DeviceCount);
+  api.device_properties = ANVIL_GUARDED(device_properties, DeviceProperties);
+  api.memory_allocate = ANVIL_GUARDED(memory_allocate, Allocate);
+  api.memory_free = ANVIL_GUARDED(memory_free, Free);
+  api.memory_copy_from_host = ANVIL_GUARDED(memory_copy_from_host, CopyFromHost);
+  api.memory_copy_to_host = ANVIL_GUARDED(memory_copy_to_host, CopyToHost);
+  api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
+  api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
+  api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
 #ifndef ANVIL_TEST_PLUGIN_OLD_MINOR
   api.executable_serialize = &Serialize;
   api.serialized_free = &SerializedFree;
@@ -299,19 +310,38 @@ __attribute__((visibility("default"))) const anvil_plugin_api* anvil_plugin_get_
 }
 
 // Test hook: a comma-separated list of faults to arm ("allocate", "compile",
-// "execute", "execute_async", "copy_from_host", "copy_to_host",
-// "delay_ms=N"); an empty string disarms all.
+// "execute", "execute_async", "execute_throws", "execute_async_throws",
+// "copy_from_host", "copy_to_host", "allocate_output=K" (the allocation of
+// output K of an execution fails), "delay_ms=N"); an empty string disarms all.
 __attribute__((visibility("default"))) void anvil_test_plugin_set_faults(const char* spec) {
+  std::vector<std::string> words;
   std::string s = spec ? spec : "";
-  auto has = [&](const char* word) { return s.find(word) != std::string::npos; };
+  for (size_t start = 0; start <= s.size();) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    words.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  auto has = [&](const char* word) { return std::find(words.begin(), words.end(), word) != words.end(); };
+  auto number = [&](const std::string& key, int otherwise) {
+    for (const std::string& w : words) {
+      if (w.rfind(key + "=", 0) == 0) return std::atoi(w.c_str() + key.size() + 1);
+    }
+    return otherwise;
+  };
   faults.allocate = has("allocate");
   faults.compile = has("compile");
+  faults.execute = has("execute");
   faults.execute_async = has("execute_async");
-  faults.execute = has("execute") && !has("execute_async");
+  faults.execute_throws = has("execute_throws");
+  faults.execute_async_throws = has("execute_async_throws");
   faults.copy_from_host = has("copy_from_host");
   faults.copy_to_host = has("copy_to_host");
-  size_t delay = s.find("delay_ms=");
-  faults.delay_ms = delay == std::string::npos ? 0 : std::atoi(s.c_str() + delay + 9);
+  faults.allocate_output = number("allocate_output", -1);
+  faults.delay_ms = number("delay_ms", 0);
 }
+
+// Test hook: how many memory handles the plugin holds now (all clients).
+__attribute__((visibility("default"))) int64_t anvil_test_plugin_live_memory(void) { return live_memory.load(); }
 
 }  // extern "C"

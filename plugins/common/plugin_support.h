@@ -1,49 +1,46 @@
-// What every device plugin's entry file needs the same way: its error type
-// and the three ABI entries that read it, errors from hlo statuses, and
-// running work on core's host executor. Header-only; included by exactly
-// one file per plugin, which defines `struct anvil_plugin_error` through it.
+// What every device plugin's entry file needs the same way: the error type
+// and its entries (plugin_error.h), the exception guard for every entry and
+// for asynchronous work (entry_guard.h), output allocation and donated
+// inputs (execution_memory.h), running work on core's host executor, and the
+// API table's head. Header-only; included by exactly one file per plugin,
+// which defines `struct anvil_plugin_error` through it.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "anvil/anvil_plugin.h"
 #include "hlo/status.h"
-
-struct anvil_plugin_error {
-  int32_t code;
-  std::string message;
-};
+#include "plugins/common/entry_guard.h"
+#include "plugins/common/execution_memory.h"
+#include "plugins/common/plugin_error.h"
 
 namespace anvil::plugin {
 
-// anvil_status_code values the plugins return.
-inline constexpr int32_t kInvalidArgument = 3, kResourceExhausted = 8, kInternal = 13;
-
-inline anvil_plugin_error* Error(int32_t code, std::string message) {
-  return new anvil_plugin_error{code, std::move(message)};
-}
-inline anvil_plugin_error* FromStatus(const hlo::Status& s) {
-  return s.ok() ? nullptr : Error(static_cast<int32_t>(s.code()), s.message());
-}
-
-inline void ErrorDestroy(anvil_plugin_error* e) { delete e; }
-inline int32_t ErrorCode(const anvil_plugin_error* e) { return e->code; }
-inline const char* ErrorMessage(const anvil_plugin_error* e) { return e->message.c_str(); }
-
-// Runs `work` soon on one of core's host threads.
-inline void Async(const anvil_plugin_host_executor& executor, std::function<void()> work) {
-  auto* boxed = new std::function<void()>(std::move(work));
+// Runs `work` (any callable, move-only ones too) soon on one of core's host
+// threads. `work` must not throw: wrap what can in Complete().
+template <typename Work>
+void Async(const anvil_plugin_host_executor& executor, Work work) {
+  auto* boxed = new Work(std::move(work));
   executor.enqueue(
       executor.executor,
       [](void* arg) {
-        std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
+        std::unique_ptr<Work> fn(static_cast<Work*>(arg));
         (*fn)();
       },
       boxed);
+}
+
+// Runs `work` (returning NULL or an error) on a host thread and reports its
+// outcome to `done` exactly once, exceptions included.
+template <typename Work>
+void AsyncCompletion(const anvil_plugin_host_executor& executor, const char* where, anvil_plugin_done done,
+                     void* user_data, Work work) {
+  Async(executor, [where, done, user_data, work = std::move(work)]() mutable {
+    Complete(where, work, done, user_data);
+  });
 }
 
 // An API table with the ABI version and the error entries filled in.

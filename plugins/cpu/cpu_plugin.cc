@@ -67,7 +67,7 @@ struct anvil_plugin_context {
 
 namespace {
 
-using anvil::plugin::Async;
+using anvil::plugin::AsyncCompletion;
 using anvil::plugin::BaseApi;
 using anvil::plugin::Error;
 using anvil::plugin::FromStatus;
@@ -160,9 +160,9 @@ anvil_plugin_error* WrapHost(anvil_plugin_context*, size_t, const void* data, si
 anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
                                  size_t bytes, anvil_plugin_done done, void* user) {
   if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context->executor, [=] {
+  AsyncCompletion(context->executor, "memory_copy_from_host", done, user, [=]() -> anvil_plugin_error* {
     if (bytes) std::memcpy(memory->data, src, bytes);
-    done(user, nullptr);
+    return nullptr;
   });
   return nullptr;
 }
@@ -170,9 +170,9 @@ anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_mem
 anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
                                anvil_plugin_done done, void* user) {
   if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context->executor, [=] {
+  AsyncCompletion(context->executor, "memory_copy_to_host", done, user, [=]() -> anvil_plugin_error* {
     if (bytes) std::memcpy(dst, memory->data, bytes);
-    done(user, nullptr);
+    return nullptr;
   });
   return nullptr;
 }
@@ -207,31 +207,24 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
   auto* exe = reinterpret_cast<Executable*>(executable);
   const Plan& plan = *exe->plan;
-  std::vector<anvil_plugin_memory*> owned;  // donated inputs: freed when done
-  for (size_t k = 0; k < num_inputs; ++k) {
-    if (donated[k]) owned.push_back(inputs[k]);
-  }
+  // Frees the donated inputs and the outputs made so far on every early return.
+  anvil::plugin::ExecutionMemory memory(context, &Free, inputs, donated, num_inputs, outputs, num_outputs);
   if (num_outputs != plan.outputs.size() || num_inputs != plan.parameter_shapes.size()) {
-    for (auto* m : owned) Free(context, m);
     return Error(kInvalidArgument, "the executable takes " + std::to_string(plan.parameter_shapes.size()) +
                                        " inputs and gives " + std::to_string(plan.outputs.size()) + " outputs");
   }
-  for (size_t k = 0; k < num_outputs; ++k) {
-    const auto& shape = plan.output_shapes[k];
-    size_t bytes = static_cast<size_t>(shape.ElementCount() * anvil::hlo::Info(shape.element_type()).byte_size);
-    anvil_plugin_error* e = Allocate(context, 0, bytes, &outputs[k]);
-    if (e) {
-      for (size_t j = 0; j < k; ++j) Free(context, outputs[j]);
-      for (auto* m : owned) Free(context, m);
-      return e;
-    }
+  if (anvil_plugin_error* e = memory.AllocateOutputs([&](size_t k, anvil_plugin_memory** out) {
+        return Allocate(context, 0, static_cast<size_t>(plan.output_shapes[k].ByteSize()), out);
+      })) {
+    return e;
   }
   anvil::cpu::Frame frame;
   for (size_t k = 0; k < num_inputs; ++k) frame.parameters.push_back(inputs[k]->data);
   for (size_t k = 0; k < num_outputs; ++k) frame.outputs.push_back(outputs[k]->data);
   frame.constants = &plan.constants;
   frame.parallel = &context->parallel;
-  Async(context->executor, [=]() mutable {
+  AsyncCompletion(context->executor, "executable_execute", done, user,
+                  [=, donations = memory.Start()]() mutable -> anvil_plugin_error* {
     anvil_plugin_error* error = nullptr;
     const size_t scratch_bytes = Rounded(static_cast<size_t>(plan.scratch_bytes));
     void* scratch = plan.scratch_bytes ? exe->TakeScratch() : nullptr;
@@ -274,8 +267,8 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
       }
     }
     if (scratch && !exe->KeepScratch(scratch) && !context->cache.Keep(scratch, scratch_bytes)) std::free(scratch);
-    for (auto* m : owned) Free(context, m);
-    done(user, error);
+    donations.FreeAll();  // the plugin reuses no donated memory (yet): it is done with them
+    return error;
   });
   return nullptr;
 }
@@ -300,21 +293,21 @@ anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, co
 
 anvil_plugin_api MakeApi() {
   anvil_plugin_api api = BaseApi("cpu", "0.1.0");
-  api.context_create = &ContextCreate;
-  api.context_destroy = &ContextDestroy;
-  api.device_count = &DeviceCount;
-  api.device_properties = &DeviceProperties;
-  api.memory_allocate = &Allocate;
-  api.memory_free = &Free;
-  api.memory_wrap_host = &WrapHost;
-  api.memory_copy_from_host = &CopyFromHost;
-  api.memory_copy_to_host = &CopyToHost;
-  api.executable_compile = &Compile;
-  api.executable_destroy = &ExecutableDestroy;
-  api.executable_execute = &Execute;
-  api.executable_serialize = &Serialize;
-  api.serialized_free = &SerializedFree;
-  api.executable_deserialize = &Deserialize;
+  api.context_create = ANVIL_GUARDED(context_create, ContextCreate);
+  api.context_destroy = ANVIL_GUARDED(context_destroy, ContextDestroy);
+  api.device_count = ANVIL_GUARDED(device_count, DeviceCount);
+  api.device_properties = ANVIL_GUARDED(device_properties, DeviceProperties);
+  api.memory_allocate = ANVIL_GUARDED(memory_allocate, Allocate);
+  api.memory_free = ANVIL_GUARDED(memory_free, Free);
+  api.memory_wrap_host = ANVIL_GUARDED(memory_wrap_host, WrapHost);
+  api.memory_copy_from_host = ANVIL_GUARDED(memory_copy_from_host, CopyFromHost);
+  api.memory_copy_to_host = ANVIL_GUARDED(memory_copy_to_host, CopyToHost);
+  api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
+  api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
+  api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
+  api.executable_serialize = ANVIL_GUARDED(executable_serialize, Serialize);
+  api.serialized_free = ANVIL_GUARDED(serialized_free, SerializedFree);
+  api.executable_deserialize = ANVIL_GUARDED(executable_deserialize, Deserialize);
   return api;
 }
 

@@ -17,10 +17,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-int64_t ByteSize(const hlo::Shape& s) {
-  return s.IsArray() ? s.ElementCount() * hlo::Info(s.element_type()).byte_size : 0;
-}
-
 int64_t AlignUp(int64_t v) { return (v + 63) / 64 * 64; }
 
 // A scratch buffer during planning: its size and the steps it lives across.
@@ -57,7 +53,7 @@ int Builder::NewArray(const hlo::Shape& shape, int step) {
   Value v;
   v.shape = shape;
   plan_->values.push_back(v);
-  buffers_.push_back(Buffer{AlignUp(std::max<int64_t>(ByteSize(shape), 1)), step, step});
+  buffers_.push_back(Buffer{AlignUp(std::max<int64_t>(shape.ByteSize(), 1)), step, step});
   buffer_of_.push_back(static_cast<int>(buffers_.size()) - 1);
   return static_cast<int>(plan_->values.size()) - 1;
 }
@@ -229,7 +225,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       case Opcode::kOptimizationBarrier: {
         // Same bytes, another shape: no copy.
         int from = operand_values[s][0];
-        if (i.opcode == Opcode::kOptimizationBarrier || ByteSize(i.shape) == ByteSize(plan_->values[from].shape)) {
+        if (i.opcode == Opcode::kOptimizationBarrier || i.shape.ByteSize() == plan_->values[from].shape.ByteSize()) {
           if (i.opcode == Opcode::kOptimizationBarrier) {
             v = from;
           } else {
@@ -353,7 +349,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (plan_->output_in_place[k]) continue;
     Slot from = SlotOf(outputs[k]);
-    const int64_t bytes = ByteSize(plan_->values[outputs[k]].shape);
+    const int64_t bytes = plan_->values[outputs[k]].shape.ByteSize();
     Slot to;
     to.kind = Slot::Kind::kOutput;
     to.index = static_cast<int64_t>(k);

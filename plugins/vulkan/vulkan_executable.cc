@@ -23,7 +23,7 @@ using hlo::Opcode;
 namespace {
 
 uint64_t Bytes(const hlo::Shape& s) {
-  return s.IsArray() ? static_cast<uint64_t>(s.ElementCount()) * hlo::Info(s.element_type()).byte_size : 0;
+  return static_cast<uint64_t>(s.ByteSize());
 }
 
 size_t LeafCount(const hlo::Shape& s) {

@@ -30,7 +30,7 @@ struct anvil_plugin_context {
 
 namespace {
 
-using anvil::plugin::Async;
+using anvil::plugin::AsyncCompletion;
 using anvil::plugin::BaseApi;
 using anvil::plugin::Error;
 using anvil::plugin::FromStatus;
@@ -113,9 +113,9 @@ void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
 anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
                                  size_t bytes, anvil_plugin_done done, void* user) {
   if (bytes != memory->buffer.bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context->executor, [=] {
+  AsyncCompletion(context->executor, "memory_copy_from_host", done, user, [=]() -> anvil_plugin_error* {
     if (bytes) std::memcpy(memory->buffer.mapped, src, bytes);
-    done(user, nullptr);
+    return nullptr;
   });
   return nullptr;
 }
@@ -123,9 +123,9 @@ anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_mem
 anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
                                anvil_plugin_done done, void* user) {
   if (bytes != memory->buffer.bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  Async(context->executor, [=] {
+  AsyncCompletion(context->executor, "memory_copy_to_host", done, user, [=]() -> anvil_plugin_error* {
     if (bytes) std::memcpy(dst, memory->buffer.mapped, bytes);
-    done(user, nullptr);
+    return nullptr;
   });
   return nullptr;
 }
@@ -145,12 +145,13 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
                             anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
   auto* exe = reinterpret_cast<Executable*>(executable);
+  // Frees the donated inputs and the outputs made so far on every early return.
+  anvil::plugin::ExecutionMemory memory(context, &Free, inputs, donated, num_inputs, outputs, num_outputs);
   if (num_inputs != exe->parameter_count() || num_outputs != exe->output_bytes().size()) {
     return Error(kInvalidArgument, "the executable takes " + std::to_string(exe->parameter_count()) +
                                        " inputs and gives " + std::to_string(exe->output_bytes().size()) + " outputs");
   }
   std::vector<const Buffer*> in, out;
-  std::vector<anvil_plugin_memory*> donations;
   for (size_t k = 0; k < num_inputs; ++k) {
     if (inputs[k]->buffer.bytes != exe->parameter_bytes()[k]) {
       return Error(kInvalidArgument, "input " + std::to_string(k) + " has " + std::to_string(inputs[k]->buffer.bytes) +
@@ -158,38 +159,37 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
                                          std::to_string(exe->parameter_bytes()[k]));
     }
     in.push_back(&inputs[k]->buffer);
-    if (donated[k]) donations.push_back(inputs[k]);
   }
   const size_t device = exe->device_index();
-  for (size_t k = 0; k < num_outputs; ++k) {
-    if (anvil_plugin_error* e = Allocate(context, device, exe->output_bytes()[k], &outputs[k])) {
-      for (size_t j = 0; j < k; ++j) Free(context, outputs[j]);
-      return e;
-    }
-    out.push_back(&outputs[k]->buffer);
+  if (anvil_plugin_error* e = memory.AllocateOutputs([&](size_t k, anvil_plugin_memory** m) {
+        return Allocate(context, device, exe->output_bytes()[k], m);
+      })) {
+    return e;
   }
-  Async(context->executor, [context, exe, in = std::move(in), out = std::move(out), donations = std::move(donations), done,
-                            user] {
-    const anvil::hlo::Status s = anvil::vulkan::RunExecutable(*exe, exe->device(), in, out);
-    for (auto* m : donations) Free(context, m);
-    done(user, s.ok() ? nullptr : FromStatus(s));
-  });
+  for (size_t k = 0; k < num_outputs; ++k) out.push_back(&outputs[k]->buffer);
+  AsyncCompletion(context->executor, "executable_execute", done, user,
+                  [exe, in = std::move(in), out = std::move(out),
+                   donations = memory.Start()]() mutable -> anvil_plugin_error* {
+                    const anvil::hlo::Status s = anvil::vulkan::RunExecutable(*exe, exe->device(), in, out);
+                    donations.FreeAll();  // read, and not reused: the plugin is done with them
+                    return FromStatus(s);
+                  });
   return nullptr;
 }
 
 anvil_plugin_api MakeApi() {
   anvil_plugin_api api = BaseApi("vulkan", "0.1.0");
-  api.context_create = &ContextCreate;
-  api.context_destroy = &ContextDestroy;
-  api.device_count = &DeviceCount;
-  api.device_properties = &DeviceProperties;
-  api.memory_allocate = &Allocate;
-  api.memory_free = &Free;
-  api.memory_copy_from_host = &CopyFromHost;
-  api.memory_copy_to_host = &CopyToHost;
-  api.executable_compile = &Compile;
-  api.executable_destroy = &ExecutableDestroy;
-  api.executable_execute = &Execute;
+  api.context_create = ANVIL_GUARDED(context_create, ContextCreate);
+  api.context_destroy = ANVIL_GUARDED(context_destroy, ContextDestroy);
+  api.device_count = ANVIL_GUARDED(device_count, DeviceCount);
+  api.device_properties = ANVIL_GUARDED(device_properties, DeviceProperties);
+  api.memory_allocate = ANVIL_GUARDED(memory_allocate, Allocate);
+  api.memory_free = ANVIL_GUARDED(memory_free, Free);
+  api.memory_copy_from_host = ANVIL_GUARDED(memory_copy_from_host, CopyFromHost);
+  api.memory_copy_to_host = ANVIL_GUARDED(memory_copy_to_host, CopyToHost);
+  api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
+  api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
+  api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
   return api;
 }
 
