@@ -81,4 +81,13 @@ std::string Print(const Module& module) {
   return out;
 }
 
+std::string PrintModules(const std::vector<std::unique_ptr<Module>>& modules) {
+  std::string out;
+  for (size_t k = 0; k < modules.size(); ++k) {
+    if (k) out += "// -----\n";
+    out += Print(*modules[k]);
+  }
+  return out;
+}
+
 }  // namespace anvil::hlo

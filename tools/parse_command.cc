@@ -94,11 +94,15 @@ int ParseCommand(int argc, char** argv) {
         good = false;
         break;
       }
-      if (!quiet) std::cout << hlo::Print(*module);
     }
+    // Modules of one file are separated as in the input, so the output
+    // parses again into all of them.
+    if (good && !quiet) std::cout << hlo::PrintModules(*modules);
     good ? ++passed : ++failed;
   }
-  std::cout << passed << " passed, " << failed << " failed\n";
+  // On stderr, with the errors: stdout holds only HLO text, which parses again.
+  std::cout.flush();
+  std::cerr << passed << " passed, " << failed << " failed\n";
   return failed == 0 ? 0 : 1;
 }
 

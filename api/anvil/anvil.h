@@ -9,6 +9,15 @@
  * Versioning: ANVIL_ABI_MAJOR changes when something is removed or
  * reordered; ANVIL_ABI_MINOR when something is appended.
  *
+ * Pointers: every handle and every out-pointer is required (NULL is
+ * INVALID_ARGUMENT naming the function and the parameter), except where a
+ * comment says NULL is allowed (`out_host_done`, `out_done`, `options`, and
+ * the handles the *_destroy functions take).
+ *
+ * Sizes: an array's element count and byte size must fit in int64 whatever
+ * order its dimensions are multiplied in; a larger shape is INVALID_ARGUMENT
+ * naming it.
+ *
  * Threading: every function may be called from any thread, concurrently.
  * See docs/abi.md for every handle's ownership and every event's meaning.
  */
@@ -119,7 +128,7 @@ typedef struct anvil_executable anvil_executable; /* caller owns; anvil_executab
 typedef struct anvil_client_options {
   size_t struct_size;
   /* Directories to search for plugins, separated by ':'. NULL: the
-   * ANVIL_PLUGIN_PATH environment variable, then the `anvil/plugins`
+   * ANVIL_PLUGIN_PATH environment variable, then the `anvil_plugins`
    * directory next to libanvil.so. Needs to live only during the call. */
   const char* plugin_path;
   /* Load every plugin found on the search path at creation (non-zero), or
@@ -171,7 +180,7 @@ typedef struct anvil_device_properties {
   size_t struct_size;
   /* Strings live as long as the client. */
   const char* plugin; /* "cpu" */
-  const char* kind;   /* "cpu", "gpu" */
+  const char* kind;   /* the plugin's word for the device: "cpu", "vulkan" */
   const char* name;   /* "host", "NVIDIA H200" */
   uint64_t memory_bytes;
   int32_t index_in_plugin;
@@ -299,9 +308,11 @@ typedef struct anvil_execute_args {
   size_t struct_size;
   anvil_buffer* const* inputs; /* one per parameter, on the executable's device */
   size_t num_inputs;
-  /* NULL, or one flag per input: non-zero donates the input. A donated
-   * buffer's memory may become an output's; any later use of the handle is
-   * FAILED_PRECONDITION (destroying it is still required). */
+  /* NULL, or one flag per input: non-zero donates the input. The donating
+   * execution waits until every use of the buffer issued before it (an
+   * execution reading it, a copy out of it) has finished; then the memory is
+   * the plugin's, which may make it an output's. Any later use of the handle
+   * is FAILED_PRECONDITION (destroying it is still required). */
   const uint8_t* donate;
 } anvil_execute_args;
 #define ANVIL_EXECUTE_ARGS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_execute_args, donate)

@@ -61,15 +61,6 @@ typedef struct anvil_plugin_device_properties {
 #define ANVIL_PLUGIN_DEVICE_PROPERTIES_STRUCT_SIZE \
   ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_device_properties, memory_bytes)
 
-/* An executable's signature, as element type codes (anvil_element_type) and
- * dims; the plugin fills it at compile and it lives as long as the
- * executable. */
-typedef struct anvil_plugin_array_shape {
-  int32_t element_type;
-  const int64_t* dims;
-  size_t num_dims;
-} anvil_plugin_array_shape;
-
 typedef struct anvil_plugin_api {
   size_t struct_size;
   uint32_t abi_major;
@@ -116,7 +107,10 @@ typedef struct anvil_plugin_api {
    * an input whose `donated` flag is set, may reuse) the memory of each
    * output and stores it in `outputs` before returning. The memory of a
    * donated input belongs to the plugin from this call on: it becomes an
-   * output or the plugin frees it. `done` runs when the outputs are defined. */
+   * output or the plugin frees it, also when the call fails. `done` runs when
+   * the outputs are defined. On a returned error the plugin has freed what it
+   * allocated and left `outputs` NULL (core frees any output it finds set),
+   * and `done` is not called. plugins/common/execution_memory.h does this. */
   anvil_plugin_error* (*executable_execute)(anvil_plugin_context* context, anvil_plugin_executable* executable,
                                             anvil_plugin_memory* const* inputs, const uint8_t* donated,
                                             size_t num_inputs, anvil_plugin_memory** outputs,

@@ -49,6 +49,17 @@ std::string CheckFile(const std::string& path) {
     if (!Equal(*module, **reparsed, &difference)) return "round trip differs: " + difference;
     if (Print(**reparsed) != printed) return "printing is not stable";
   }
+  // The whole file printed (what `anvil parse` writes) reads back into as
+  // many modules, each equal to its original.
+  auto all = ParseHloText(PrintModules(*modules), SourceInfo{path + " (printed)", 1});
+  if (!all.ok()) return "printed modules do not parse: " + all.status().message();
+  if (all->size() != modules->size()) {
+    return "printed " + std::to_string(modules->size()) + " modules, read back " + std::to_string(all->size());
+  }
+  for (size_t k = 0; k < all->size(); ++k) {
+    std::string difference;
+    if (!Equal(*(*modules)[k], *(*all)[k], &difference)) return "module " + std::to_string(k) + " differs: " + difference;
+  }
   return "";
 }
 
