@@ -6,7 +6,7 @@
 # where the threads are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan_suppressions.txt}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
@@ -15,4 +15,4 @@ ANVIL_BUILD_DIR=build-asan BUILD_TYPE=asan bash scripts/build.sh
 ctest --test-dir build-asan --output-on-failure --no-tests=error -j2 -LE slow
 
 ANVIL_BUILD_DIR=build-tsan BUILD_TYPE=tsan bash scripts/build.sh
-ctest --test-dir build-tsan --output-on-failure --no-tests=error -j2 -L core
+ctest --test-dir build-tsan --output-on-failure --no-tests=error -j2 -L 'unit-(core|plugin)'
