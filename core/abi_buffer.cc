@@ -19,6 +19,10 @@ namespace {
 
 anvil_event* NewEvent(std::shared_ptr<Event> e) { return new anvil_event{std::move(e)}; }
 
+// More dimensions than any program has; a larger num_dims is a caller's
+// mistake (an uninitialised count), refused before `dims` is read.
+constexpr size_t kMaxRank = 256;
+
 // Registers a use of the buffer's memory (a copy out of it) that a later
 // donation waits for; FAILED_PRECONDITION for a buffer donated already.
 anvil_status* AddUse(const char* function, BufferState& state, anvil::core::UseRelease* use) {
@@ -80,6 +84,10 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
       return Invalid("anvil_buffer_from_host: unknown element type " + std::to_string(args->element_type));
     }
     if (args->num_dims > 0 && !args->dims) return Invalid("anvil_buffer_from_host: dims is NULL");
+    if (args->num_dims > kMaxRank) {
+      return Invalid("anvil_buffer_from_host: num_dims is " + std::to_string(args->num_dims) + "; at most " +
+                     std::to_string(kMaxRank) + " dimensions are supported");
+    }
     std::vector<int64_t> dims(args->dims, args->dims + args->num_dims);
     if (anvil::hlo::Status size = anvil::hlo::CheckArraySize(type, dims); !size.ok()) {
       return Invalid("anvil_buffer_from_host: " + size.message());

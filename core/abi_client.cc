@@ -1,5 +1,6 @@
 // The client part of anvil.h: status, version, client, plugins, devices.
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,8 @@ namespace {
 
 constexpr char kPluginPrefix[] = "libanvil_plugin_";
 constexpr char kPluginSuffix[] = ".so";
+// No machine has more; a count past it is a plugin's bug, not devices.
+constexpr size_t kMaxDevicesPerPlugin = 4096;
 
 std::vector<std::string> SplitPath(const std::string& path) {
   std::vector<std::string> dirs;
@@ -55,6 +58,11 @@ void EnqueueOnArena(void* executor, void (*fn)(void*), void* arg) {
 anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
   ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<Plugin> plugin, Plugin::Load(path, client->executor));
   ANVIL_ASSIGN_OR_RETURN(size_t count, plugin->DeviceCount());
+  if (count > kMaxDevicesPerPlugin) {
+    return MakeError(StatusCode::kFailedPrecondition, path + ": the plugin reports " + std::to_string(count) +
+                                                          " devices; more than " +
+                                                          std::to_string(kMaxDevicesPerPlugin) + " is taken for a fault");
+  }
   std::vector<std::unique_ptr<anvil_device>> devices;
   for (size_t i = 0; i < count; ++i) {
     ANVIL_ASSIGN_OR_RETURN(anvil_plugin_device_properties p, plugin->DeviceProperties(i));
@@ -197,6 +205,15 @@ anvil_status* anvil_client_load_plugin(anvil_client* client, const anvil_plugin_
         return ToAbi(MakeError(StatusCode::kNotFound, path + ": no such plugin file"));
       }
     } else {
+      // A name is a file-name part, never a path: `../x` must not escape the search path.
+      const std::string name = args->name;
+      const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
+      if (!plain) {
+        return Invalid("anvil_client_load_plugin: plugin name '" + name +
+                       "' may hold only letters, digits, '_' and '-'; pass a path to load a file by path");
+      }
       std::string file = std::string(kPluginPrefix) + args->name + kPluginSuffix;
       std::string searched;
       for (const std::string& dir : client->search_path) {

@@ -36,7 +36,8 @@ Status Plugin::Convert(anvil_plugin_error* error) const {
   auto message = ANVIL_PLUGIN_ENTRY(error_message);
   StatusCode c = code.ok() ? static_cast<StatusCode>((*code)(error)) : StatusCode::kUnknown;
   if (c == StatusCode::kOk) c = StatusCode::kUnknown;  // an error must not read as success
-  std::string m = message.ok() ? std::string((*message)(error)) : "(plugin gives no error messages)";
+  const char* text = message.ok() ? (*message)(error) : nullptr;
+  std::string m = text ? std::string(text) : "(the plugin gave no message)";
   if (auto destroy = ANVIL_PLUGIN_ENTRY(error_destroy); destroy.ok()) (*destroy)(error);
   return MakeError(c, name_ + ": " + m);
 }

@@ -92,6 +92,32 @@ TEST_F(MisuseTest, ShapesWhoseSizeOverflowsAreRefusedNamingTheShape) {
   anvil_buffer_destroy(b);
 }
 
+TEST_F(MisuseTest, AnImpossibleRankIsRefusedBeforeDimsIsRead) {
+  const int64_t dims[] = {2};
+  anvil_buffer_from_host_args args{};
+  args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  args.device = device_;
+  args.data = dims;
+  args.element_type = ANVIL_F32;
+  args.dims = dims;
+  args.num_dims = SIZE_MAX;
+  anvil_buffer* b = nullptr;
+  Outcome o = Take(anvil_buffer_from_host(client_, &args, &b, nullptr));
+  EXPECT_EQ(o.code, ANVIL_INVALID_ARGUMENT);
+  EXPECT_NE(o.message.find("at most 256 dimensions"), std::string::npos) << o.message;
+}
+
+TEST_F(MisuseTest, APluginNameIsNeverAPath) {
+  for (const char* name : {"../test", "test/../test", "", "te st"}) {
+    anvil_plugin_load_args load{};
+    load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
+    load.name = name;
+    Outcome o = Take(anvil_client_load_plugin(client_, &load));
+    EXPECT_EQ(o.code, ANVIL_INVALID_ARGUMENT) << name;
+    EXPECT_NE(o.message.find("may hold only letters, digits"), std::string::npos) << o.message;
+  }
+}
+
 TEST_F(MisuseTest, ProgramsWithOverflowingShapesAreRefusedWithLineAndColumn) {
   anvil_executable* exe = nullptr;
   Outcome hlo = CompileText("HloModule m\nENTRY e {\n  ROOT p = f32[4294967296,4294967296] parameter(0)\n}\n", "hlo", &exe);
