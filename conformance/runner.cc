@@ -14,6 +14,7 @@
 #include "conformance/checks.h"
 #include "conformance/inputs.h"
 #include "hlo/attributes.h"
+#include "hlo/cost.h"
 #include "hlo/program_text.h"
 #include "hlo/verifier.h"
 
@@ -159,33 +160,6 @@ std::string OutOfScope(const hlo::Module& module) {
   return "";
 }
 
-// How many terms each element of `i` sums: a dot's contracted size, a
-// convolution's window times its input features, a reduction's reduced
-// count; 1 for everything else.
-double TermsPerElement(const hlo::Instruction& i) {
-  if (!i.shape.IsArray()) return 1;
-  double terms = 1;
-  if (i.opcode == hlo::Opcode::kDot && !i.operands.empty()) {
-    auto contracting = hlo::IntListAttribute(i, "lhs_contracting_dims");
-    if (contracting.ok()) {
-      for (int64_t d : *contracting) terms *= static_cast<double>(i.operands[0]->shape.dim(static_cast<int>(d)));
-    }
-  } else if (i.opcode == hlo::Opcode::kConvolution && i.operands.size() == 2) {
-    // Each output element reads the kernel's window for one output feature.
-    const hlo::Shape& kernel = i.operands[1]->shape;
-    auto labels = hlo::ParseDimLabels(hlo::StringAttribute(i, "dim_labels"));
-    if (labels.ok() && kernel.IsArray()) {
-      const int64_t outputs = kernel.dim(static_cast<int>(labels->kernel_output_feature));
-      if (outputs > 0) terms = static_cast<double>(kernel.ElementCount()) / static_cast<double>(outputs);
-    }
-  } else if (i.opcode == hlo::Opcode::kReduce && !i.operands.empty() && i.operands[0]->shape.IsArray()) {
-    const hlo::Shape& result = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
-    const int64_t results = result.IsArray() ? result.ElementCount() : 1;
-    if (results > 0) terms = static_cast<double>(i.operands[0]->shape.ElementCount()) / static_cast<double>(results);
-  }
-  return terms;
-}
-
 // About how many element computations (multiply-adds for dot and
 // convolution) the reference evaluator spends on `module`, counting each
 // loop body once.
@@ -193,7 +167,7 @@ double ReferenceWork(const hlo::Module& module) {
   double work = 0;
   for (const auto& c : module.computations) {
     for (const auto& i : c->instructions) {
-      if (i->shape.IsArray()) work += static_cast<double>(i->shape.ElementCount()) * TermsPerElement(*i);
+      if (i->shape.IsArray()) work += static_cast<double>(i->shape.ElementCount()) * hlo::TermsPerElement(*i);
     }
   }
   return work;
@@ -203,7 +177,7 @@ double ReferenceWork(const hlo::Module& module) {
 int64_t LongestSum(const hlo::Module& module) {
   double longest = 1;
   for (const auto& c : module.computations) {
-    for (const auto& i : c->instructions) longest = std::max(longest, TermsPerElement(*i));
+    for (const auto& i : c->instructions) longest = std::max(longest, hlo::TermsPerElement(*i));
   }
   return static_cast<int64_t>(longest);
 }

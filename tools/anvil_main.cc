@@ -15,6 +15,7 @@ void PrintUsage(FILE* out) {
                "  plugins         list the plugins found, their devices, and load failures\n"
                "  conformance     run the corpora's programs on a plugin and compare\n"
                "  run FILE        run a program on a plugin, print its results and timings\n"
+               "  bench FILE      time a program's compile and executions on a plugin\n"
                "\n"
                "Run 'anvil <command> --help' for a command's options.\n");
 }
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(argv[1], "plugins")) return anvil::tools::PluginsCommand(argc - 2, argv + 2);
   if (!std::strcmp(argv[1], "conformance")) return anvil::tools::ConformanceCommand(argc - 2, argv + 2);
   if (!std::strcmp(argv[1], "run")) return anvil::tools::RunCommand(argc - 2, argv + 2);
+  if (!std::strcmp(argv[1], "bench")) return anvil::tools::BenchCommand(argc - 2, argv + 2);
   std::fprintf(stderr, "anvil: unknown command '%s'\n", argv[1]);
   PrintUsage(stderr);
   return 2;

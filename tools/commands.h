@@ -7,5 +7,6 @@ int ParseCommand(int argc, char** argv);
 int PluginsCommand(int argc, char** argv);
 int ConformanceCommand(int argc, char** argv);
 int RunCommand(int argc, char** argv);
+int BenchCommand(int argc, char** argv);
 
 }  // namespace anvil::tools
