@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -15,28 +16,6 @@ using hlo::ElementType;
 using hlo::Opcode;
 
 constexpr int64_t kGrain = 1 << 15;
-
-// tanh of a float, correctly rounded but for double rounding: computed in
-// double from one exp, which glibc does in a few nanoseconds, where its
-// tanhf takes about nine. Below 2^-13 tanh(x) rounds to x in single
-// precision (the x^3/3 term is under half an ulp), and there 1 - e would
-// lose the digits; above, 1 - e keeps at least 40 good bits. NaN, infinities
-// and -0 come out as tanh's.
-inline float FastTanh(float x) {
-  const double a = std::fabs(static_cast<double>(x));
-  if (!(a >= 0x1p-13)) return x;  // tiny, zero or NaN
-  const double e = std::exp(-2 * a);
-  return static_cast<float>(std::copysign((1 - e) / (1 + e), static_cast<double>(x)));
-}
-
-template <typename T>
-T Tanh(T x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return FastTanh(x);
-  } else {
-    return std::tanh(x);
-  }
-}
 
 template <typename In, typename Out, typename F>
 Kernel Unary(Slot a, Slot o, int64_t n, F f) {
@@ -63,53 +42,17 @@ Kernel Binary(Slot a, Slot b, Slot o, int64_t n, F f) {
 
 template <typename T>
 Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
-  switch (op) {
-    case Opcode::kAdd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x + y; });
-    case Opcode::kSubtract: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x - y; });
-    case Opcode::kMultiply: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x * y; });
-    case Opcode::kDivide: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x / y; });
-    case Opcode::kRemainder: return Binary<T, T>(a, b, o, n, [](T x, T y) { return std::fmod(x, y); });
-    case Opcode::kPower: return Binary<T, T>(a, b, o, n, [](T x, T y) { return std::pow(x, y); });
-    case Opcode::kAtan2: return Binary<T, T>(a, b, o, n, [](T x, T y) { return std::atan2(x, y); });
-    case Opcode::kMaximum:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) {
-        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
-        return (x == 0 && y == 0) ? (std::signbit(x) ? y : x) : (x > y ? x : y);
-      });
-    case Opcode::kMinimum:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) {
-        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
-        return (x == 0 && y == 0) ? (std::signbit(x) ? x : y) : (x < y ? x : y);
-      });
-    default: return nullptr;
-  }
+  Kernel kernel;
+  VisitFloatBinary(op, [&](auto f) { kernel = Binary<T, T>(a, b, o, n, f); });
+  return kernel;
 }
 
 template <typename T>
 Kernel FloatUnary(Opcode op, Slot a, Slot o, int64_t n) {
-  switch (op) {
-    case Opcode::kNegate: return Unary<T, T>(a, o, n, [](T x) { return -x; });
-    case Opcode::kAbs: return Unary<T, T>(a, o, n, [](T x) { return std::fabs(x); });
-    case Opcode::kExp: return Unary<T, T>(a, o, n, [](T x) { return std::exp(x); });
-    case Opcode::kExpm1: return Unary<T, T>(a, o, n, [](T x) { return std::expm1(x); });
-    case Opcode::kLog: return Unary<T, T>(a, o, n, [](T x) { return std::log(x); });
-    case Opcode::kLog1p: return Unary<T, T>(a, o, n, [](T x) { return std::log1p(x); });
-    case Opcode::kSqrt: return Unary<T, T>(a, o, n, [](T x) { return std::sqrt(x); });
-    case Opcode::kRsqrt: return Unary<T, T>(a, o, n, [](T x) { return T(1) / std::sqrt(x); });
-    case Opcode::kTanh: return Unary<T, T>(a, o, n, [](T x) { return Tanh(x); });
-    case Opcode::kLogistic: return Unary<T, T>(a, o, n, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
-    case Opcode::kFloor: return Unary<T, T>(a, o, n, [](T x) { return std::floor(x); });
-    case Opcode::kCeil: return Unary<T, T>(a, o, n, [](T x) { return std::ceil(x); });
-    case Opcode::kSin: return Unary<T, T>(a, o, n, [](T x) { return std::sin(x); });
-    case Opcode::kCos: return Unary<T, T>(a, o, n, [](T x) { return std::cos(x); });
-    case Opcode::kRoundNearestEven: return Unary<T, T>(a, o, n, [](T x) { return std::nearbyint(x); });
-    case Opcode::kRoundNearestAfz: return Unary<T, T>(a, o, n, [](T x) { return std::round(x); });
-    case Opcode::kSign:
-      return Unary<T, T>(a, o, n, [](T x) { return std::isnan(x) || x == 0 ? x : (x > 0 ? T(1) : T(-1)); });
-    case Opcode::kCopy: return Unary<T, T>(a, o, n, [](T x) { return x; });
-    case Opcode::kIsFinite: return Unary<T, uint8_t>(a, o, n, [](T x) { return uint8_t(std::isfinite(x)); });
-    default: return nullptr;
-  }
+  if (op == Opcode::kIsFinite) return Unary<T, uint8_t>(a, o, n, [](T x) { return uint8_t(std::isfinite(x)); });
+  Kernel kernel;
+  VisitFloatUnary(op, [&](auto f) { kernel = Unary<T, T>(a, o, n, f); });
+  return kernel;
 }
 
 template <typename T>

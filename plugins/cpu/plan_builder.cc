@@ -9,6 +9,8 @@
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator.h"
+#include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/kernels_fused.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -164,14 +166,49 @@ Kernel Builder::Fallback(const Instruction& i, std::vector<int> operands, int re
 }
 
 hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
-  // Pass 1: values, aliases and buffer lifetimes, step by step.
   const auto& instructions = entry_.instructions;
+  // Fusion first: a fused instruction gets no value of its own; its group's
+  // root computes it in its loop, so what it reads must live until then.
+  std::vector<const Instruction*> stored;
+  std::function<void(const Instruction*)> leaves = [&](const Instruction* i) {
+    if (i->opcode == Opcode::kTuple) {
+      for (const Instruction* o : i->operands) leaves(o);
+    } else {
+      stored.push_back(i);
+    }
+  };
+  leaves(entry_.root);
+  const FusionPlan fusion = PlanElementwiseFusion(entry_, stored);
+  std::unordered_map<const Instruction*, size_t> index_of;
+  for (size_t s = 0; s < instructions.size(); ++s) index_of[instructions[s].get()] = s;
+  // The step at which instruction s is computed: its own, or its group root's.
+  auto computed_at = [&](size_t s) {
+    const int g = fusion.group_of[s];
+    return g < 0 ? static_cast<int>(s) : static_cast<int>(index_of.at(fusion.groups[g].members.back()));
+  };
+  auto fused_away = [&](size_t s) { return fusion.group_of[s] >= 0 && !fusion.IsRoot(s, instructions[s].get()); };
+
+  // Pass 1: values, aliases and buffer lifetimes, step by step.
   std::vector<std::vector<int>> operand_values(instructions.size());
   std::vector<int> result_value(instructions.size(), -1);
   std::vector<bool> computes(instructions.size(), false);
   for (size_t s = 0; s < instructions.size(); ++s) {
     const Instruction& i = *instructions[s];
     const int step = static_cast<int>(s);
+    if (fusion.group_of[s] >= 0) {
+      // A member reads its operands at its root's step; operands that are
+      // members themselves have no value.
+      for (const Instruction* o : i.operands) {
+        if (fusion.group_of[index_of.at(o)] == fusion.group_of[s]) continue;
+        Use(value_of_.at(o), computed_at(s));
+      }
+      if (fused_away(s)) continue;
+      const int v = NewValue(i.shape, step);
+      computes[s] = true;
+      value_of_[&i] = v;
+      result_value[s] = v;
+      continue;
+    }
     for (const Instruction* o : i.operands) {
       int v = value_of_.at(o);
       operand_values[s].push_back(v);
@@ -304,6 +341,17 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t s = 0; s < instructions.size(); ++s) {
     if (!computes[s]) continue;
     const Instruction& i = *instructions[s];
+    if (fusion.group_of[s] >= 0) {
+      const FusionGroup& group = fusion.groups[fusion.group_of[s]];
+      std::vector<Slot> in;
+      for (const Instruction* o : group.inputs) in.push_back(SlotOf(value_of_.at(o)));
+      Kernel kernel = FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
+      if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
+      ++plan_->typed_steps;
+      plan_->steps.push_back(
+          Step{"fusion(" + std::to_string(group.members.size()) + " ops) %" + i.name, std::move(kernel)});
+      continue;
+    }
     std::vector<Slot> in;
     bool arrays = i.shape.IsArray();
     for (int o : operand_values[s]) {

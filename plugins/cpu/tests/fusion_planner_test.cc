@@ -1,0 +1,80 @@
+// The CPU plugin's fusion decisions (fusion_planner.h) on small programs.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "hlo/hlo_parser.h"
+#include "plugins/cpu/fusion_planner.h"
+
+namespace anvil::cpu {
+namespace {
+
+struct Planned {
+  std::unique_ptr<hlo::Module> module;
+  FusionPlan plan;
+  // The members' names of each group, root last.
+  std::vector<std::string> Groups() const {
+    std::vector<std::string> out;
+    for (const auto& g : plan.groups) {
+      std::string names;
+      for (const auto* m : g.members) names += (names.empty() ? "" : " ") + m->name;
+      std::string inputs;
+      for (const auto* i : g.inputs) inputs += (inputs.empty() ? "" : " ") + i->name;
+      out.push_back(names + " <- " + inputs);
+    }
+    return out;
+  }
+};
+
+Planned Plan(const std::string& body) {
+  auto module = hlo::ParseHloModule("HloModule m\nENTRY e {\n" + body + "}\n");
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  Planned p;
+  p.module = std::move(module).value();
+  std::vector<const hlo::Instruction*> outputs;
+  const hlo::Instruction* root = p.module->entry->root;
+  if (root->opcode == hlo::Opcode::kTuple) {
+    outputs.assign(root->operands.begin(), root->operands.end());
+  } else {
+    outputs.push_back(root);
+  }
+  p.plan = PlanElementwiseFusion(*p.module->entry, outputs);
+  return p;
+}
+
+TEST(FusionPlanner, AChainBecomesOneLoop) {
+  Planned p = Plan(
+      "  a = f32[64] parameter(0)\n  b = f32[64] parameter(1)\n  c = f32[64] parameter(2)\n"
+      "  m = f32[64] multiply(a, b)\n  s = f32[64] add(m, c)\n  t = f32[64] tanh(s)\n"
+      "  ROOT d = f32[64] divide(t, b)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"m s t d <- a b c"}));
+}
+
+TEST(FusionPlanner, ScalarBroadcastsAreSplatsInsideTheLoop) {
+  Planned p = Plan(
+      "  a = f32[64] parameter(0)\n  k = f32[] constant(2)\n  kb = f32[64] broadcast(k), dimensions={}\n"
+      "  ROOT r = f32[64] multiply(a, kb)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"kb r <- k a"}));
+}
+
+TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
+  Planned p = Plan(
+      "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
+      "  sq = f32[64] multiply(e, e)\n  l = f32[64] log(sq)\n  x = f32[64] abs(a)\n  y = f32[64] sqrt(x)\n"
+      "  ROOT r = (f32[64], f32[64], f32[64]) tuple(l, y, x)\n");
+  // e has two uses (stored); x leaves the program (stored): three groups,
+  // and y alone is no group.
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"sq l <- e", "n e <- a"}));
+}
+
+TEST(FusionPlanner, NonElementwiseOpsAndOtherTypesBreakTheLoop) {
+  Planned p = Plan(
+      "  a = f32[8,8] parameter(0)\n  i = s32[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
+      "  d = f32[8,8] dot(n, n), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  e = f32[8,8] exponential(d)\n  f = f32[8,8] convert(i)\n  g = f32[8,8] add(e, f)\n"
+      "  ROOT h = f32[8,8] tanh(g)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"e g h <- d f"}));
+}
+
+}  // namespace
+}  // namespace anvil::cpu
