@@ -162,11 +162,17 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
     if (options) ANVIL_CHECK_ARGS("anvil_client_create", options, ANVIL_CLIENT_OPTIONS_STRUCT_SIZE);
     auto client = std::make_unique<anvil_client>();
     // More threads than cores buys nothing (and oneTBB would warn).
-    int threads = oneapi::tbb::task_arena::automatic;
-    if (options && options->num_threads > 0) {
-      threads = std::min<int>(options->num_threads, std::max(1u, std::thread::hardware_concurrency()));
-    }
-    client->arena = std::make_unique<oneapi::tbb::task_arena>(threads);
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int threads = cores;
+    if (options && options->num_threads > 0) threads = std::min<int>(options->num_threads, cores);
+    // Every task is enqueued and no application thread ever joins the arena
+    // (nothing calls execute()), so all its slots go to oneTBB's workers, and
+    // the worker pool is allowed one worker per slot: by default oneTBB keeps
+    // one core for the application's own thread and starts cores - 1
+    // workers, which left one core of two idle.
+    client->workers = std::make_unique<oneapi::tbb::global_control>(
+        oneapi::tbb::global_control::max_allowed_parallelism, static_cast<size_t>(cores) + 1);
+    client->arena = std::make_unique<oneapi::tbb::task_arena>(threads, 0);
     client->arena->initialize();
     client->executor.struct_size = ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE;
     client->executor.executor = client.get();

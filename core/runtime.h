@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include "anvil/anvil.h"
@@ -106,6 +107,8 @@ struct anvil_device {
 };
 
 struct anvil_client {
+  // Declared first so it outlives the arena.
+  std::unique_ptr<oneapi::tbb::global_control> workers;
   std::unique_ptr<oneapi::tbb::task_arena> arena;
   anvil_plugin_host_executor executor{};
   anvil::core::WorkTracker work;
