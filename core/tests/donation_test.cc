@@ -7,8 +7,6 @@
 #include <random>
 #include <thread>
 
-#include <dlfcn.h>
-
 #include "core/tests/test_util.h"
 
 namespace anvil::testing {
@@ -23,27 +21,6 @@ ENTRY e {
   ROOT r = f32[4] add(x, one)
 }
 )";
-
-int64_t PluginLiveMemory() {
-  void* handle = dlopen(ANVIL_TEST_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle) return -1;
-  auto live = reinterpret_cast<int64_t (*)()>(dlsym(handle, "anvil_test_plugin_live_memory"));
-  int64_t n = live ? live() : -1;
-  dlclose(handle);
-  return n;
-}
-
-// The plugin's live memory once the client's last completions have let go
-// of what they held (they finish just after the events they set), or what
-// it still is after ten seconds.
-int64_t SettledLiveMemory(int64_t expected) {
-  int64_t n = PluginLiveMemory();
-  for (int k = 0; k < 10000 && n != expected; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = PluginLiveMemory();
-  }
-  return n;
-}
 
 class DonationTest : public ClientTest {
  protected:

@@ -2,10 +2,6 @@
 // out-pointers, and plugin failures (the k-th output allocation, exceptions
 // inside a plugin) that must come back as statuses with nothing lost, leaked
 // or freed twice.
-#include <chrono>
-#include <thread>
-
-#include <dlfcn.h>
 
 #include "core/tests/test_util.h"
 
@@ -13,25 +9,6 @@ namespace anvil::testing {
 namespace {
 
 constexpr int64_t kTwo32 = int64_t{1} << 32;
-
-int64_t PluginLiveMemory() {
-  void* handle = dlopen(ANVIL_TEST_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle) return -1;
-  auto live = reinterpret_cast<int64_t (*)()>(dlsym(handle, "anvil_test_plugin_live_memory"));
-  int64_t n = live ? live() : -1;
-  dlclose(handle);
-  return n;
-}
-
-// The live memory once completions have let go of what they held.
-int64_t SettledLiveMemory(int64_t expected) {
-  int64_t n = PluginLiveMemory();
-  for (int k = 0; k < 10000 && n != expected; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = PluginLiveMemory();
-  }
-  return n;
-}
 
 class MisuseTest : public ClientTest {
  protected:

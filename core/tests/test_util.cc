@@ -2,12 +2,33 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
+#include <thread>
+
 namespace anvil::testing {
 
 Outcome Take(anvil_status* status) {
   Outcome o{anvil_status_get_code(status), anvil_status_get_message(status)};
   anvil_status_free(status);
   return o;
+}
+
+int64_t PluginLiveMemory() {
+  void* handle = dlopen(ANVIL_TEST_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle) return -1;
+  auto live = reinterpret_cast<int64_t (*)()>(dlsym(handle, "anvil_test_plugin_live_memory"));
+  int64_t n = live ? live() : -1;
+  dlclose(handle);
+  return n;
+}
+
+int64_t SettledLiveMemory(int64_t expected) {
+  int64_t n = PluginLiveMemory();
+  for (int k = 0; k < 10000 && n != expected; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = PluginLiveMemory();
+  }
+  return n;
 }
 
 void ClientTest::SetUp() {

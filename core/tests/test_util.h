@@ -29,6 +29,13 @@ Outcome Take(anvil_status* status);
     EXPECT_EQ(_o.code, ANVIL_OK) << #expr << ": " << _o.message;                   \
   } while (0)
 
+// How many memory handles the test plugin holds now (-1 if not loaded).
+int64_t PluginLiveMemory();
+// The same once the client's last completions have let go of what they
+// held (they finish just after the events they set), or what it still is
+// after ten seconds.
+int64_t SettledLiveMemory(int64_t expected);
+
 // A client whose plugin path is the test plugins' directory, with the `test`
 // plugin loaded (unless `load_test_plugin` is false).
 class ClientTest : public ::testing::Test {
