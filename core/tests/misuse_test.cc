@@ -2,7 +2,6 @@
 // out-pointers, and plugin failures (the k-th output allocation, exceptions
 // inside a plugin) that must come back as statuses with nothing lost, leaked
 // or freed twice.
-
 #include "core/tests/test_util.h"
 
 namespace anvil::testing {
