@@ -116,7 +116,8 @@ void Run(const std::shared_ptr<Execution>& e) {
                       return e->Fail(s);
                     }
                     for (size_t i = 0; i < e->outputs.size(); ++i) {
-                      if (!(*outputs)[i]) {
+                      if (!(*outputs)[i]) {  // a plugin bug: free what it did make
+                        for (anvil_plugin_memory* m : *outputs) plugin->Free(m);
                         return e->Fail(MakeError(StatusCode::kInternal,
                                                  plugin->name() + " produced no memory for output " + std::to_string(i)));
                       }

@@ -251,5 +251,31 @@ TEST_F(MisuseTest, ExceptionsInsideAPluginBecomeStatuses) {
   anvil_executable_destroy(exe);
 }
 
+// A plugin that reports success but leaves an output NULL: the execution
+// fails with INTERNAL naming the plugin and the output, and the outputs it
+// did make are freed, not leaked.
+TEST_F(MisuseTest, APluginThatMakesNoOutputMemoryFailsTheExecution) {
+  anvil_executable* exe = Compile(kThreeOutputs);
+  ASSERT_NE(exe, nullptr);
+  const int64_t baseline = PluginLiveMemory();
+  SetFaults("null_output");
+  anvil_buffer* x = FromHost({1, 2, 3, 4}, {4});
+  anvil_execute_args args{};
+  args.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
+  args.inputs = &x;
+  args.num_inputs = 1;
+  anvil_buffer* out[3] = {};
+  anvil_event* done = nullptr;
+  ANVIL_ASSERT_OK(anvil_executable_execute(exe, &args, out, &done));
+  Outcome o = Take(anvil_event_await(done));
+  EXPECT_EQ(o.code, ANVIL_INTERNAL);
+  EXPECT_EQ(o.message, "test produced no memory for output 0");
+  anvil_event_destroy(done);
+  for (anvil_buffer* r : out) anvil_buffer_destroy(r);
+  anvil_buffer_destroy(x);
+  EXPECT_EQ(SettledLiveMemory(baseline), baseline);
+  anvil_executable_destroy(exe);
+}
+
 }  // namespace
 }  // namespace anvil::testing

@@ -51,6 +51,7 @@ using anvil::hlo::Opcode;
 struct Faults {
   std::atomic<bool> allocate{false}, compile{false}, execute{false}, execute_async{false};
   std::atomic<bool> execute_throws{false}, execute_async_throws{false};
+  std::atomic<bool> null_output{false};  // a buggy plugin: execute succeeds, output 0 is NULL
   std::atomic<bool> copy_from_host{false}, copy_to_host{false};
   std::atomic<int> delay_ms{0};
   std::atomic<int> allocate_output{-1};  // the output whose allocation fails, or -1
@@ -235,9 +236,16 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
       })) {
     return e;
   }
+  anvil::plugin::DonatedInputs donations = memory.Start();
+  if (faults.null_output && num_outputs > 0) {
+    delete outputs[0];
+    outputs[0] = nullptr;
+    for (size_t k = 1; k < num_outputs; ++k) outputs[k]->bytes.resize(16);
+    Async(context, [done, user] { done(user, nullptr); });
+    return nullptr;
+  }
   std::vector<anvil_plugin_memory*> in(inputs, inputs + num_inputs);
   std::vector<anvil_plugin_memory*> out(outputs, outputs + num_outputs);
-  anvil::plugin::DonatedInputs donations = memory.Start();
   Async(context, [=, donations = std::make_shared<anvil::plugin::DonatedInputs>(std::move(donations))] {
     auto work = [&]() -> anvil_plugin_error* {
       if (faults.execute_async) return Error(kInternal, "injected asynchronous execution failure");
@@ -311,6 +319,7 @@ __attribute__((visibility("default"))) const anvil_plugin_api* anvil_plugin_get_
 
 // Test hook: a comma-separated list of faults to arm ("allocate", "compile",
 // "execute", "execute_async", "execute_throws", "execute_async_throws",
+// "null_output" (execute succeeds but leaves output 0 NULL),
 // "copy_from_host", "copy_to_host", "allocate_output=K" (the allocation of
 // output K of an execution fails), "delay_ms=N"); an empty string disarms all.
 __attribute__((visibility("default"))) void anvil_test_plugin_set_faults(const char* spec) {
@@ -335,6 +344,7 @@ __attribute__((visibility("default"))) void anvil_test_plugin_set_faults(const c
   faults.execute_async = has("execute_async");
   faults.execute_throws = has("execute_throws");
   faults.execute_async_throws = has("execute_async_throws");
+  faults.null_output = has("null_output");
   faults.copy_from_host = has("copy_from_host");
   faults.copy_to_host = has("copy_to_host");
   faults.allocate_output = number("allocate_output", -1);
