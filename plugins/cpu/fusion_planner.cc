@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "hlo/attributes.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/kernels_fused.h"
 
@@ -15,33 +16,56 @@ using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool IsF32Array(const hlo::Shape& s) { return s.IsArray() && s.element_type() == ElementType::kF32; }
+bool IsArrayOf(const hlo::Shape& s, ElementType t) { return s.IsArray() && s.element_type() == t; }
 
-// An op a fused loop can compute: f32 in, f32 out, element k from element k.
-bool IsLoopOp(const Instruction& i) {
-  if (!IsF32Array(i.shape)) return false;
-  for (const Instruction* o : i.operands) {
-    if (!IsF32Array(o->shape) || o->shape.dims() != i.shape.dims()) return false;
-  }
-  auto any = [](auto) {};
-  if (i.operands.size() == 2) return VisitFloatBinary(i.opcode, any);
-  if (i.operands.size() == 1) return VisitFloatUnary(i.opcode, any);
-  return false;
-}
-
-// A broadcast of an f32 scalar: every element is the same one.
-bool IsScalarSplat(const Instruction& i) {
-  return i.opcode == Opcode::kBroadcast && IsF32Array(i.shape) && i.operands.size() == 1 &&
-         IsF32Array(i.operands[0]->shape) && i.operands[0]->shape.rank() == 0;
+// Operand k of `i` is an array of type `t` with `i`'s dimensions.
+bool SameDims(const Instruction& i, size_t k, ElementType t) {
+  return k < i.operands.size() && IsArrayOf(i.operands[k]->shape, t) && i.operands[k]->shape.dims() == i.shape.dims();
 }
 
 }  // namespace
+
+bool IsScalarSplat(const Instruction& i) {
+  return i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kF32) && i.operands.size() == 1 &&
+         IsArrayOf(i.operands[0]->shape, ElementType::kF32) && i.operands[0]->shape.rank() == 0;
+}
+
+bool IsLoopOp(const Instruction& i) {
+  constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred;
+  auto any = [](auto) {};
+  const size_t n = i.operands.size();
+  if (IsArrayOf(i.shape, kF32)) {
+    if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, kF32) && SameDims(i, 2, kF32);
+    if (i.opcode == Opcode::kClamp) {
+      auto bound = [&](size_t k) {
+        return SameDims(i, k, kF32) || (IsArrayOf(i.operands[k]->shape, kF32) && i.operands[k]->shape.rank() == 0);
+      };
+      return n == 3 && SameDims(i, 1, kF32) && bound(0) && bound(2);
+    }
+    if (n == 2) return SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && VisitFloatBinary(i.opcode, any);
+    if (n == 1) return SameDims(i, 0, kF32) && VisitFloatUnary(i.opcode, any);
+    return false;
+  }
+  if (IsArrayOf(i.shape, kPred)) {
+    if (i.opcode == Opcode::kCompare) {
+      const std::string type = hlo::StringAttribute(i, "type");
+      return n == 2 && SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && (type.empty() || type == "FLOAT") &&
+             CompareDirectionKnown(hlo::StringAttribute(i, "direction"));
+    }
+    if (i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr || i.opcode == Opcode::kXor) {
+      return n == 2 && SameDims(i, 0, kPred) && SameDims(i, 1, kPred);
+    }
+    if (i.opcode == Opcode::kNot) return n == 1 && SameDims(i, 0, kPred);
+  }
+  return false;
+}
 
 FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
                                  const std::vector<const Instruction*>& outputs) {
   const auto& instructions = computation.instructions;
   FusionPlan plan;
   plan.group_of.assign(instructions.size(), -1);
+  plan.inlined_everywhere.assign(instructions.size(), false);
   std::unordered_map<const Instruction*, size_t> index;
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
   for (size_t k = 0; k < instructions.size(); ++k) {
@@ -49,9 +73,9 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     for (const Instruction* o : instructions[k]->operands) users[o].push_back(instructions[k].get());
   }
   const std::set<const Instruction*> stored(outputs.begin(), outputs.end());
-  // Whether `i` is computed inside its one user's loop.
+  // Whether loop op `i` is computed inside its one user's loop.
   auto fused_into_user = [&](const Instruction* i) {
-    if (stored.count(i) || i == computation.root || !(IsLoopOp(*i) || IsScalarSplat(*i))) return false;
+    if (stored.count(i) || i == computation.root || !IsLoopOp(*i)) return false;
     const auto& u = users[i];
     return u.size() == 1 && IsLoopOp(*u[0]) && u[0]->shape.ElementCount() == i->shape.ElementCount();
   };
@@ -59,17 +83,19 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     const Instruction* root = instructions[k].get();
     if (!IsLoopOp(*root) || fused_into_user(root)) continue;
     FusionGroup group;
+    std::set<const Instruction*> in_group;
     std::function<void(const Instruction*)> collect = [&](const Instruction* i) {
+      if (!in_group.insert(i).second) return;
       group.members.push_back(i);
+      if (IsScalarSplat(*i)) return;
       for (const Instruction* o : i->operands) {
-        if (fused_into_user(o)) collect(o);
+        if (fused_into_user(o) || IsScalarSplat(*o)) collect(o);
       }
     };
     collect(root);
     if (group.members.size() < 2) continue;  // nothing to fuse: the one-op kernel does
     std::sort(group.members.begin(), group.members.end(),
               [&](const Instruction* a, const Instruction* b) { return index[a] < index[b]; });
-    const std::set<const Instruction*> in_group(group.members.begin(), group.members.end());
     for (const Instruction* m : group.members) {
       for (const Instruction* o : m->operands) {
         if (!in_group.count(o) && std::find(group.inputs.begin(), group.inputs.end(), o) == group.inputs.end()) {
@@ -81,8 +107,18 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     // stays unfused (no program seen needs more than a few).
     if (FusedRegistersNeeded(group.members) > kMaxFusedRegisters) continue;
     const int g = static_cast<int>(plan.groups.size());
-    for (const Instruction* m : group.members) plan.group_of[index[m]] = g;
+    for (const Instruction* m : group.members) {
+      if (!IsScalarSplat(*m)) plan.group_of[index[m]] = g;
+    }
     plan.groups.push_back(std::move(group));
+  }
+  // A scalar broadcast is stored only when something outside a group reads it.
+  for (size_t k = 0; k < instructions.size(); ++k) {
+    const Instruction* i = instructions[k].get();
+    if (!IsScalarSplat(*i) || stored.count(i) || i == computation.root) continue;
+    const auto& u = users[i];
+    plan.inlined_everywhere[k] =
+        !u.empty() && std::all_of(u.begin(), u.end(), [&](const Instruction* user) { return plan.group_of[index[user]] >= 0; });
   }
   return plan;
 }

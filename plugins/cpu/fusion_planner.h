@@ -1,9 +1,15 @@
-// Which instructions of a computation the CPU plugin fuses into loops: f32
-// elementwise ops (and broadcasts of f32 scalars) whose value has one user,
-// that user an f32 elementwise op of the same element count, are computed
-// inside their user's loop, tile by tile, instead of being stored and read
-// back. Each maximal such tree is a group, run by one fused kernel rooted at
-// the instruction whose value is stored.
+// Which instructions of a computation the CPU plugin fuses into loops.
+//
+// Loop ops compute element k from element k of their operands: f32
+// arithmetic and math, compare of f32 (to pred), select of f32 by a pred,
+// and/or/xor/not of preds, clamp of f32 (its bounds may be scalars). A loop
+// op whose value has one user, that user a loop op of the same element
+// count, and which is not an output, is computed inside its user's loop,
+// tile by tile, instead of being stored and read back. A broadcast of an f32
+// scalar costs nothing to recompute, so it is inlined into every loop op
+// that reads it, and stored only if something else reads it too. Each
+// maximal tree of fused ops is a group, run by one kernel rooted at the
+// instruction whose value is stored.
 #pragma once
 
 #include <vector>
@@ -14,6 +20,7 @@ namespace anvil::cpu {
 
 struct FusionGroup {
   // The group's instructions in definition order; the root (stored) last.
+  // A scalar broadcast may be a member of several groups.
   std::vector<const hlo::Instruction*> members;
   // Values the group reads from memory, in first-read order.
   std::vector<const hlo::Instruction*> inputs;
@@ -22,12 +29,22 @@ struct FusionGroup {
 struct FusionPlan {
   std::vector<FusionGroup> groups;
   // For each instruction of the computation, by its index there: the group
-  // it belongs to, or -1.
+  // it belongs to, or -1 (scalar broadcasts are never a group's own).
   std::vector<int> group_of;
+  // Scalar broadcasts every reader of which inlines them: never stored.
+  std::vector<bool> inlined_everywhere;
   bool IsRoot(size_t index, const hlo::Instruction* i) const {
     return group_of[index] >= 0 && groups[group_of[index]].members.back() == i;
   }
+  // Whether instruction `index` gets no value of its own.
+  bool FusedAway(size_t index, const hlo::Instruction* i) const {
+    return inlined_everywhere[index] || (group_of[index] >= 0 && !IsRoot(index, i));
+  }
 };
+
+// Whether `i` is a loop op (see above) or a scalar broadcast.
+bool IsLoopOp(const hlo::Instruction& i);
+bool IsScalarSplat(const hlo::Instruction& i);
 
 // The groups of `computation`; `outputs` are the instructions whose values
 // leave it (the root's leaves), which are always stored.

@@ -1,11 +1,13 @@
-// The fused loop kernel: a group of f32 elementwise ops (fusion_planner.h)
-// run tile by tile. Each tile of up to kFusedTile elements goes through the
-// group's ops in order, intermediate values living in a few tile-sized
+// The fused loop kernel: a group of loop ops (fusion_planner.h) run tile by
+// tile. Each tile of up to kFusedTile elements goes through the group's ops
+// in order, intermediate values (f32 or pred) living in a few tile-sized
 // registers on the stack (in L1) instead of in memory; only the root's
-// value is stored. Every op is the same function object as its one-op
-// kernel (float_functions.h), so fusion changes no result.
+// value is stored. Every op computes exactly what its one-op kernel does
+// (the float functions are the same objects, float_functions.h; compare,
+// select, clamp and the logical ops are exact), so fusion changes no result.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "hlo/ir.h"
@@ -16,13 +18,16 @@ namespace anvil::cpu {
 inline constexpr int kMaxFusedRegisters = 8;
 inline constexpr int64_t kFusedTile = 1024;
 
+// Whether a compare direction is one the fused loop computes.
+bool CompareDirectionKnown(const std::string& direction);
+
 // The tile registers a group needs at most at once (members in definition
-// order, root last; each non-root member has its one user in the group).
+// order, root last).
 int FusedRegistersNeeded(const std::vector<const hlo::Instruction*>& members);
 
 // The kernel for a group whose `inputs` (the values it reads from memory)
 // are at `input_slots`, storing the root's value at `out`; nullptr if some
-// member is not a fusible op.
+// member is not a loop op.
 Kernel FusedElementwiseKernel(const std::vector<const hlo::Instruction*>& members,
                               const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
                               const Slot& out);

@@ -179,15 +179,6 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   };
   leaves(entry_.root);
   const FusionPlan fusion = PlanElementwiseFusion(entry_, stored);
-  std::unordered_map<const Instruction*, size_t> index_of;
-  for (size_t s = 0; s < instructions.size(); ++s) index_of[instructions[s].get()] = s;
-  // The step at which instruction s is computed: its own, or its group root's.
-  auto computed_at = [&](size_t s) {
-    const int g = fusion.group_of[s];
-    return g < 0 ? static_cast<int>(s) : static_cast<int>(index_of.at(fusion.groups[g].members.back()));
-  };
-  auto fused_away = [&](size_t s) { return fusion.group_of[s] >= 0 && !fusion.IsRoot(s, instructions[s].get()); };
-
   // Pass 1: values, aliases and buffer lifetimes, step by step.
   std::vector<std::vector<int>> operand_values(instructions.size());
   std::vector<int> result_value(instructions.size(), -1);
@@ -195,14 +186,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t s = 0; s < instructions.size(); ++s) {
     const Instruction& i = *instructions[s];
     const int step = static_cast<int>(s);
+    if (fusion.FusedAway(s, &i)) continue;  // computed in its group's loop
     if (fusion.group_of[s] >= 0) {
-      // A member reads its operands at its root's step; operands that are
-      // members themselves have no value.
-      for (const Instruction* o : i.operands) {
-        if (fusion.group_of[index_of.at(o)] == fusion.group_of[s]) continue;
-        Use(value_of_.at(o), computed_at(s));
-      }
-      if (fused_away(s)) continue;
+      // A group's root reads, at its step, everything its members read.
+      for (const Instruction* o : fusion.groups[fusion.group_of[s]].inputs) Use(value_of_.at(o), step);
       const int v = NewValue(i.shape, step);
       computes[s] = true;
       value_of_[&i] = v;

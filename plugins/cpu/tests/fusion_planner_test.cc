@@ -26,8 +26,8 @@ struct Planned {
   }
 };
 
-Planned Plan(const std::string& body) {
-  auto module = hlo::ParseHloModule("HloModule m\nENTRY e {\n" + body + "}\n");
+Planned Plan(const std::string& body, const std::string& computations = "") {
+  auto module = hlo::ParseHloModule("HloModule m\n" + computations + "ENTRY e {\n" + body + "}\n");
   EXPECT_TRUE(module.ok()) << module.status().message();
   Planned p;
   p.module = std::move(module).value();
@@ -74,6 +74,29 @@ TEST(FusionPlanner, NonElementwiseOpsAndOtherTypesBreakTheLoop) {
       "  e = f32[8,8] exponential(d)\n  f = f32[8,8] convert(i)\n  g = f32[8,8] add(e, f)\n"
       "  ROOT h = f32[8,8] tanh(g)\n");
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"e g h <- d f"}));
+}
+
+TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
+  // ReLU6 and its gradient: the zero broadcast feeds three loop ops (in two
+  // groups) and is never stored; the six broadcast also feeds a reduction,
+  // so it is stored for that one and inlined in the loops.
+  Planned p = Plan(
+      "  x = f32[64] parameter(0)\n  g = f32[64] parameter(1)\n  zero = f32[] constant(0)\n"
+      "  six = f32[] constant(6)\n  z = f32[64] broadcast(zero), dimensions={}\n"
+      "  s = f32[64] broadcast(six), dimensions={}\n  y = f32[64] clamp(zero, x, six)\n"
+      "  above = pred[64] compare(x, z), direction=GT\n  below = pred[64] compare(x, s), direction=LT\n"
+      "  inside = pred[64] and(above, below)\n  dx = f32[64] select(inside, g, z)\n"
+      "  e = f32[64] exponential(y)\n  m = f32[64] maximum(e, z)\n"
+      "  r = f32[] reduce(s, zero), dimensions={0}, to_apply=add\n"
+      "  ROOT t = (f32[64], f32[64], f32[]) tuple(dx, m, r)\n",
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"z y e m <- zero x six", "z s above below inside dx <- zero six x g"}));
+  const auto& instructions = p.module->entry->instructions;
+  for (size_t k = 0; k < instructions.size(); ++k) {
+    const std::string& name = instructions[k]->name;
+    if (name == "z") EXPECT_TRUE(p.plan.inlined_everywhere[k]);
+    if (name == "s") EXPECT_FALSE(p.plan.inlined_everywhere[k]);  // the reduction reads it
+  }
 }
 
 }  // namespace

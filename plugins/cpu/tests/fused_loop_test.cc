@@ -1,0 +1,53 @@
+// Fused loops on the CPU plugin through the C ABI, checked element by
+// element against the same arithmetic done here (exact ops only, so the
+// results must be equal): masks made and consumed inside one loop, a shared
+// scalar broadcast, clamp with scalar bounds, over several tiles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
+
+namespace {
+
+TEST(CpuFusedLoops, MasksInsideALoopGiveExactResults) {
+  constexpr int64_t kN = 5000;  // several 1024-element tiles, and a partial one
+  const std::string s = "f32[" + std::to_string(kN) + "]", p = "pred[" + std::to_string(kN) + "]";
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  g = " + s +
+                          " parameter(1)\n  zero = f32[] constant(0)\n  six = f32[] constant(6)\n"
+                          "  z = " + s + " broadcast(zero), dimensions={}\n"
+                          "  c = " + p + " compare(g, x), direction=LT\n"
+                          "  sel = " + s + " select(c, x, g)\n"
+                          "  above = " + p + " compare(sel, z), direction=GT\n"
+                          "  y = " + s + " clamp(zero, sel, six)\n"
+                          "  w = " + s + " select(above, y, z)\n"
+                          "  ROOT n = " + s + " negate(w)\n}\n";
+  std::vector<float> x(kN), g(kN);
+  for (int64_t k = 0; k < kN; ++k) {
+    x[k] = static_cast<float>((k * 7919) % 2001 - 1000) / 97.0f;
+    g[k] = static_cast<float>((k * 104729) % 1999 - 999) / 89.0f;
+  }
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kN});
+  anvil_buffer* bg = session.FromHost(g.data(), ANVIL_F32, {kN});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, bg}, 1);
+  std::vector<float> n = session.ToHost<float>(out[0], kN);
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const float sel = g[k] < x[k] ? x[k] : g[k];
+    const float w = sel > 0 ? std::min(std::max(sel, 0.0f), 6.0f) : 0.0f;
+    if (n[k] != -w && wrong++ < 5) ADD_FAILURE() << "element " << k << ": " << n[k] << ", expected " << -w;
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* b : {bx, bg, out[0]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+}  // namespace
