@@ -261,7 +261,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
         for (const auto& [t, op] : by_time) std::fprintf(stderr, "  %10.3f s  %s\n", t, op.c_str());
         std::sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         std::fprintf(stderr, "slowest steps:\n");
-        for (size_t k = 0; k < slowest.size() && k < 12; ++k) {
+        for (size_t k = 0; k < slowest.size() && k < 20; ++k) {
           std::fprintf(stderr, "  %10.3f s  %.160s\n", slowest[k].first, slowest[k].second->c_str());
         }
       }

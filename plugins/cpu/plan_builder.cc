@@ -335,8 +335,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       Kernel kernel = FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
       ++plan_->typed_steps;
-      plan_->steps.push_back(
-          Step{"fusion(" + std::to_string(group.members.size()) + " ops) %" + i.name, std::move(kernel)});
+      // The profile names the instructions a fused step holds.
+      std::string held;
+      for (const Instruction* m : group.members) held += (held.empty() ? "" : " ") + m->name;
+      plan_->steps.push_back(Step{"fusion(" + std::to_string(group.members.size()) + " ops) %" + i.name + " [" + held +
+                                      "]",
+                                  std::move(kernel)});
       continue;
     }
     std::vector<Slot> in;
