@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <thread>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -170,6 +171,7 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
     // the worker pool is allowed one worker per slot: by default oneTBB keeps
     // one core for the application's own thread and starts cores - 1
     // workers, which left one core of two idle.
+    client->scheduler = oneapi::tbb::task_scheduler_handle(oneapi::tbb::attach{});
     client->workers = std::make_unique<oneapi::tbb::global_control>(
         oneapi::tbb::global_control::max_allowed_parallelism, static_cast<size_t>(cores) + 1);
     client->arena = std::make_unique<oneapi::tbb::task_arena>(threads, 0);
@@ -216,6 +218,12 @@ anvil_status* anvil_client_destroy(anvil_client* client) {
     client->arena->terminate();
     client->devices.clear();
     client->plugins.clear();
+    client->arena.reset();
+    client->workers.reset();
+    // Waits for oneTBB's workers to end when this was its last user; with
+    // another client (or any oneTBB user) alive it returns false at once and
+    // the workers stay for them.
+    (void)oneapi::tbb::finalize(client->scheduler, std::nothrow);
     delete client;
     return nullptr;
   });

@@ -107,7 +107,11 @@ struct anvil_device {
 };
 
 struct anvil_client {
-  // Declared first so it outlives the arena.
+  // Declared first so they outlive the arena. `scheduler` lets the last
+  // client's destroy wait for oneTBB's worker threads to end, so none is
+  // left running in a process that is done with Anvil (LeakSanitizer's
+  // exit-time check, for one, crashes on threads that are still alive).
+  oneapi::tbb::task_scheduler_handle scheduler;
   std::unique_ptr<oneapi::tbb::global_control> workers;
   std::unique_ptr<oneapi::tbb::task_arena> arena;
   anvil_plugin_host_executor executor{};

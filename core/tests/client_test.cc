@@ -1,6 +1,8 @@
 // Client lifecycle, plugin loading (good, missing, broken, other versions),
 // devices, and argument checking through the C ABI.
 #include <cstring>
+#include <filesystem>
+#include <thread>
 
 #include "core/tests/test_util.h"
 
@@ -24,6 +26,50 @@ Outcome Load(anvil_client* client, const char* name, const char* path) {
   args.name = name;
   args.path = path;
   return Take(anvil_client_load_plugin(client, &args));
+}
+
+// The threads of this process, from /proc.
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// The last client's destroy waits for the host threads it started: a
+// process done with Anvil has none of them left running.
+TEST(Client, TheLastClientLeavesNoThreadBehind) {
+  // ThreadSanitizer starts a thread of its own at the first thread a
+  // process creates: have that happen before counting.
+  std::thread([] {}).join();
+  const size_t before = ThreadCount();
+  anvil_client_options options{};
+  options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+  options.plugin_path = ANVIL_TEST_PLUGIN_DIR;
+  options.load_all_plugins = 0;
+  anvil_client* client = nullptr;
+  ANVIL_ASSERT_OK(anvil_client_create(&options, &client));
+  anvil_plugin_load_args load{};
+  load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
+  load.name = "test";
+  ANVIL_ASSERT_OK(anvil_client_load_plugin(client, &load));
+  anvil_device* device = nullptr;
+  ANVIL_ASSERT_OK(anvil_client_device(client, 0, &device));
+  // A transfer runs on the host threads, so they exist.
+  const float data[4] = {1, 2, 3, 4};
+  const int64_t dims[] = {4};
+  anvil_buffer_from_host_args args{};
+  args.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  args.device = device;
+  args.data = data;
+  args.element_type = ANVIL_F32;
+  args.dims = dims;
+  args.num_dims = 1;
+  anvil_buffer* buffer = nullptr;
+  ANVIL_ASSERT_OK(anvil_buffer_from_host(client, &args, &buffer, nullptr));
+  EXPECT_GT(ThreadCount(), before);
+  ANVIL_ASSERT_OK(anvil_buffer_destroy(buffer));
+  ANVIL_ASSERT_OK(anvil_client_destroy(client));
+  EXPECT_EQ(ThreadCount(), before);
 }
 
 TEST(Client, VersionAndLifecycle) {
