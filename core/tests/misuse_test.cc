@@ -22,6 +22,20 @@ class MisuseTest : public ClientTest {
     args.num_dims = dims.size();
     return Take(anvil_buffer_from_host(client_, &args, out, nullptr));
   }
+  // Starts `exe` on the one input `x` (donated when asked), its outputs
+  // into `out`; returns the execution's done event.
+  anvil_event* Start(anvil_executable* exe, anvil_buffer* x, bool donate, anvil_buffer** out) {
+    uint8_t flag = donate ? 1 : 0;
+    anvil_execute_args args{};
+    args.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
+    args.inputs = &x;
+    args.num_inputs = 1;
+    args.donate = &flag;
+    anvil_event* done = nullptr;
+    Outcome o = Take(anvil_executable_execute(exe, &args, out, &done));
+    EXPECT_EQ(o.code, ANVIL_OK) << o.message;
+    return done;
+  }
   Outcome CompileText(const std::string& text, const char* format, anvil_executable** out) {
     anvil_compile_args args{};
     args.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
@@ -180,15 +194,8 @@ TEST_F(MisuseTest, AFailedOutputAllocationFreesEverythingOnce) {
     for (int k = 0; k < 3; ++k) {
       SetFaults(("allocate_output=" + std::to_string(k)).c_str());
       anvil_buffer* x = FromHost({1, 2, 3, 4}, {4});
-      uint8_t flag = static_cast<uint8_t>(donate);
-      anvil_execute_args args{};
-      args.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-      args.inputs = &x;
-      args.num_inputs = 1;
-      args.donate = &flag;
       anvil_buffer* out[3] = {};
-      anvil_event* done = nullptr;
-      ANVIL_ASSERT_OK(anvil_executable_execute(exe, &args, out, &done));
+      anvil_event* done = Start(exe, x, donate != 0, out);
       Outcome o = Take(anvil_event_await(done));
       EXPECT_EQ(o.code, ANVIL_RESOURCE_EXHAUSTED) << "output " << k;
       EXPECT_EQ(o.message, "test: injected allocation failure of output " + std::to_string(k));
@@ -206,12 +213,8 @@ TEST_F(MisuseTest, AFailedOutputAllocationFreesEverythingOnce) {
   }
   SetFaults("");
   anvil_buffer* x = FromHost({1, 2, 3, 4}, {4});
-  anvil_execute_args args{};
-  args.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-  args.inputs = &x;
-  args.num_inputs = 1;
   anvil_buffer* out[3] = {};
-  ANVIL_ASSERT_OK(anvil_executable_execute(exe, &args, out, nullptr));
+  anvil_event_destroy(Start(exe, x, false, out));
   EXPECT_EQ(ToHost(out[2]), (std::vector<float>{1, 4, 9, 16}));
   for (anvil_buffer* r : out) anvil_buffer_destroy(r);
   anvil_buffer_destroy(x);
@@ -231,15 +234,8 @@ TEST_F(MisuseTest, ExceptionsInsideAPluginBecomeStatuses) {
   for (const auto& [fault, message] : faults) {
     SetFaults(fault);
     anvil_buffer* x = FromHost({1, 2, 3, 4}, {4});
-    uint8_t flag = 1;
-    anvil_execute_args args{};
-    args.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-    args.inputs = &x;
-    args.num_inputs = 1;
-    args.donate = &flag;
     anvil_buffer* out[3] = {};
-    anvil_event* done = nullptr;
-    ANVIL_ASSERT_OK(anvil_executable_execute(exe, &args, out, &done));
+    anvil_event* done = Start(exe, x, true, out);
     Outcome o = Take(anvil_event_await(done));
     EXPECT_EQ(o.code, ANVIL_INTERNAL) << fault;
     EXPECT_EQ(o.message, message);
@@ -260,13 +256,8 @@ TEST_F(MisuseTest, APluginThatMakesNoOutputMemoryFailsTheExecution) {
   const int64_t baseline = PluginLiveMemory();
   SetFaults("null_output");
   anvil_buffer* x = FromHost({1, 2, 3, 4}, {4});
-  anvil_execute_args args{};
-  args.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-  args.inputs = &x;
-  args.num_inputs = 1;
   anvil_buffer* out[3] = {};
-  anvil_event* done = nullptr;
-  ANVIL_ASSERT_OK(anvil_executable_execute(exe, &args, out, &done));
+  anvil_event* done = Start(exe, x, false, out);
   Outcome o = Take(anvil_event_await(done));
   EXPECT_EQ(o.code, ANVIL_INTERNAL);
   EXPECT_EQ(o.message, "test produced no memory for output 0");

@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
-#include <functional>
 #include <new>
 #include <string>
 
