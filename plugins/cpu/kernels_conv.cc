@@ -44,9 +44,10 @@ std::optional<ConvolutionAttributes> ReadF32Convolution(const hlo::Instruction& 
 
 }  // namespace
 
-Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
   const std::optional<ConvolutionAttributes> attributes = ReadF32Convolution(i);
   if (!attributes || in.size() != 2) return nullptr;
+  if (Kernel library = OnednnConvolutionKernel(i, *attributes, in, out, temp)) return library;
   if (Kernel direct = DirectConvolutionKernel(i, *attributes, in, out)) return direct;
   const hlo::ConvDimensionNumbers& dn = attributes->dn;
   const std::vector<hlo::WindowDim>& window = attributes->window;
@@ -168,7 +169,7 @@ struct WidenedConvolution {
 };
 
 template <typename T>
-Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
   auto widened = std::make_shared<WidenedConvolution>();
   widened->lhs.shape = i.operands[0]->shape;
   widened->rhs.shape = i.operands[1]->shape;
@@ -178,7 +179,7 @@ Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const
   widened->conv.shape.set_element_type(hlo::ElementType::kF32);
   widened->conv.operands = {&widened->lhs, &widened->rhs};
   Kernel inner = ConvolutionKernel(widened->conv, {Slot{Slot::Kind::kParameter, 0, 0}, Slot{Slot::Kind::kParameter, 1, 0}},
-                                   Slot{Slot::Kind::kOutput, 0, 0});
+                                   Slot{Slot::Kind::kOutput, 0, 0}, temp);
   if (!inner) return nullptr;
   const int64_t lhs_count = i.operands[0]->shape.ElementCount(), rhs_count = i.operands[1]->shape.ElementCount();
   const int64_t out_count = i.shape.ElementCount();
@@ -199,7 +200,8 @@ Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const
 
 }  // namespace
 
-Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out,
+                                    Temp* temp) {
   // bf16 and f16 convolutions accumulate in f32, as the reference evaluator
   // computes them: widen, convolve in f32, round once.
   const hlo::ElementType t = i.shape.element_type();
@@ -207,8 +209,8 @@ Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector
       i.operands[1]->shape.element_type() != t) {
     return nullptr;
   }
-  if (t == hlo::ElementType::kBF16) return WidenAround<Bf16>(i, in, out);
-  if (t == hlo::ElementType::kF16) return WidenAround<F16>(i, in, out);
+  if (t == hlo::ElementType::kBF16) return WidenAround<Bf16>(i, in, out, temp);
+  if (t == hlo::ElementType::kF16) return WidenAround<F16>(i, in, out, temp);
   return nullptr;
 }
 

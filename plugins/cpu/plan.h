@@ -86,19 +86,33 @@ struct ConvolutionAttributes {
   std::vector<hlo::WindowDim> window;            // one per spatial dimension
 };
 
+// Memory a kernel needs only while it runs. Steps run one at a time, so all
+// kernels' temporaries share one region of the scratch block, after the
+// plan's buffers: a builder is handed the region's slot and says how many
+// bytes it needs.
+struct Temp {
+  Slot slot;
+  int64_t bytes = 0;
+};
+
 // Kernel builders (one file each). Each returns nullptr when it has no
 // typed kernel for this instruction and element type.
 Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
-Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);
+// f32 convolutions through oneDNN's forward, backward-data and
+// backward-weights primitives (ConvolutionKernel tries it first).
+Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
+                               const std::vector<Slot>& in, const Slot& out, Temp* temp);
 // 2-D f32 convolutions with at most a few output features per group,
 // computed directly (ConvolutionKernel tries it first, with the attributes
 // it has read).
 Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
                                const std::vector<Slot>& in, const Slot& out);
-Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out,
+                                    Temp* temp);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // rng-get-and-update-state, with its state kept by the kernel across executions.
 Kernel RngStateKernel(const hlo::Instruction& i, const Slot& out);

@@ -322,7 +322,11 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     }
     live.emplace(buffer.last, b);
   }
-  plan_->scratch_bytes = top;
+  // Kernels' temporaries share the region after the buffers.
+  Slot temp_region;
+  temp_region.kind = Slot::Kind::kScratch;
+  temp_region.offset = top;
+  int64_t temp_bytes = 0;
   for (const auto* p : entry_.parameters) plan_->parameter_shapes.push_back(p->shape);
   // Pass 3: kernels, bound to their final slots.
   for (size_t s = 0; s < instructions.size(); ++s) {
@@ -361,12 +365,13 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       for (int o : operand_values[s]) ins.push_back(SlotOf(o));
       kernel = BatchNormKernel(i, ins, outs);
     }
+    Temp temp{temp_region, 0};
     if (!kernel && arrays) {
       Slot out = SlotOf(result_value[s]);
       if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
       if (i.opcode == Opcode::kConvolution) {
-        kernel = ConvolutionKernel(i, in, out);
-        if (!kernel) kernel = NarrowFloatConvolutionKernel(i, in, out);
+        kernel = ConvolutionKernel(i, in, out, &temp);
+        if (!kernel) kernel = NarrowFloatConvolutionKernel(i, in, out, &temp);
       }
       if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
@@ -374,6 +379,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
     }
+    temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
     const bool kernel_is_typed = static_cast<bool>(kernel);
     if (kernel) {
       ++plan_->typed_steps;
@@ -384,6 +390,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     plan_->steps.push_back(Step{std::string(i.OpcodeSpelling()) + (kernel_is_typed ? "" : "(reference)") + " %" + i.name,
                                 std::move(kernel)});
   }
+  plan_->scratch_bytes = top + temp_bytes;
   // Outputs not computed in place are copied at the end.
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (plan_->output_in_place[k]) continue;

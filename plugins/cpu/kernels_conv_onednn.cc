@@ -1,0 +1,230 @@
+// f32 convolutions through oneDNN's convolution primitives: forward,
+// backward data and backward weights (conv_problem.h says which an HLO
+// convolution is), grouped and depthwise included.
+//
+// Everything is decided at compile time: the primitive (oneDNN picks its
+// implementation and the blocked layouts it runs fastest in, `format any`),
+// the reorders between Anvil's row-major arrays and those layouts, and where
+// each temporary lives in the step's temp region (the plan's scratch block,
+// so an execution allocates nothing here). Executing mirrors the weights if
+// the problem asks, reorders the inputs, runs the primitive and reorders the
+// result back.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <memory>
+#include <optional>
+
+#include "plugins/cpu/conv_problem.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+using dnnl::memory;
+using Kind = ConvProblem::Kind;
+
+// One CPU engine for the plugin's life; oneDNN's primitives are safe to run
+// from several threads at once.
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+memory::desc StridedDesc(const ConvOperand& operand) {
+  return memory::desc(memory::dims(operand.dims.begin(), operand.dims.end()), memory::data_type::f32,
+                      memory::dims(operand.strides.begin(), operand.strides.end()));
+}
+
+memory::desc AnyDesc(const ConvOperand& operand) {
+  return memory::desc(memory::dims(operand.dims.begin(), operand.dims.end()), memory::data_type::f32,
+                      memory::format_tag::any);
+}
+
+// Bytes from `top`, rounded so every temporary starts 64-byte aligned.
+int64_t Reserve(int64_t& top, size_t bytes) {
+  const int64_t at = top;
+  top += (static_cast<int64_t>(bytes) + 63) / 64 * 64;
+  return at;
+}
+
+// An operand of the primitive: where Anvil keeps it, the layout the
+// primitive wants, and the reorder between them when the two differ.
+struct Port {
+  int arg = 0;             // DNNL_ARG_*
+  memory::desc user, primitive;
+  std::optional<dnnl::reorder> reorder;
+  int64_t staged_at = -1;  // temp offset of the primitive-layout copy, if any
+};
+
+struct Mirror {
+  std::vector<int64_t> dims, strides;  // of the source, in oneDNN's order
+  std::vector<bool> flip;              // per dimension
+  int64_t at = 0;                      // temp offset of the dense mirrored copy
+};
+
+// Writes `source` mirrored in the flagged dimensions into a dense array (the
+// weights: small, so a plain odometer walk).
+void WriteMirrored(const Mirror& m, const float* source, float* dense) {
+  const size_t rank = m.dims.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t count = 1;
+  for (int64_t d : m.dims) count *= d;
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      offset += (m.flip[d] ? m.dims[d] - 1 - index[d] : index[d]) * m.strides[d];
+    }
+    dense[e] = source[offset];
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < m.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+struct CompiledConvolution {
+  dnnl::primitive primitive;
+  Port a, b, c;  // HLO's lhs, rhs and result
+  std::optional<Mirror> mirror_b;
+  memory::desc scratchpad;
+  int64_t scratchpad_at = 0;
+};
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// The primitive for `p` and its three ports, bound to oneDNN's argument
+// roles, or throws dnnl::error when oneDNN has no implementation.
+std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p) {
+  const dnnl::engine& engine = CpuEngine();
+  const memory::dims strides(p.strides.begin(), p.strides.end()), dilates(p.dilates.begin(), p.dilates.end());
+  const memory::dims pad_l(p.pad_l.begin(), p.pad_l.end()), pad_r(p.pad_r.begin(), p.pad_r.end());
+  const auto algorithm = dnnl::algorithm::convolution_direct;
+  const dnnl::primitive_attr attr = UserScratchpad();
+  auto compiled = std::make_shared<CompiledConvolution>();
+  // The backward primitives take a forward one as a hint for their layouts.
+  const dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, AnyDesc(p.src),
+                                                AnyDesc(p.weights), AnyDesc(p.dst), strides, dilates, pad_l, pad_r);
+  const dnnl::convolution_forward::primitive_desc forward_pd(forward, attr, engine);
+  dnnl::primitive_desc_base pd = forward_pd;
+  switch (p.kind) {
+    case Kind::kForward:
+      compiled->primitive = dnnl::convolution_forward(forward_pd);
+      compiled->a.arg = DNNL_ARG_SRC;
+      compiled->b.arg = DNNL_ARG_WEIGHTS;
+      compiled->c.arg = DNNL_ARG_DST;
+      break;
+    case Kind::kBackwardData: {
+      const dnnl::convolution_backward_data::desc d(algorithm, AnyDesc(p.src), AnyDesc(p.weights), AnyDesc(p.dst),
+                                                    strides, dilates, pad_l, pad_r);
+      const dnnl::convolution_backward_data::primitive_desc data_pd(d, attr, engine, forward_pd);
+      compiled->primitive = dnnl::convolution_backward_data(data_pd);
+      pd = data_pd;
+      compiled->a.arg = DNNL_ARG_DIFF_DST;
+      compiled->b.arg = DNNL_ARG_WEIGHTS;
+      compiled->c.arg = DNNL_ARG_DIFF_SRC;
+      break;
+    }
+    case Kind::kBackwardWeights: {
+      const dnnl::convolution_backward_weights::desc d(algorithm, AnyDesc(p.src), AnyDesc(p.weights), AnyDesc(p.dst),
+                                                       strides, dilates, pad_l, pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc weights_pd(d, attr, engine, forward_pd);
+      compiled->primitive = dnnl::convolution_backward_weights(weights_pd);
+      pd = weights_pd;
+      compiled->a.arg = DNNL_ARG_SRC;
+      compiled->b.arg = DNNL_ARG_DIFF_DST;
+      compiled->c.arg = DNNL_ARG_DIFF_WEIGHTS;
+      break;
+    }
+  }
+  const ConvOperand* user_a = p.kind == Kind::kBackwardData ? &p.dst : &p.src;
+  const ConvOperand* user_b = p.kind == Kind::kBackwardWeights ? &p.dst : &p.weights;
+  const ConvOperand* user_c = p.kind == Kind::kForward ? &p.dst : p.kind == Kind::kBackwardData ? &p.src : &p.weights;
+  compiled->a.user = StridedDesc(*user_a);
+  compiled->b.user = StridedDesc(*user_b);
+  compiled->c.user = StridedDesc(*user_c);
+  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) {
+    port->primitive = pd.query_md(dnnl::query::exec_arg_md, port->arg);
+  }
+  compiled->scratchpad = pd.scratchpad_desc();
+  bool mirrored = false;
+  for (bool f : p.flip) mirrored |= f;
+  if (mirrored) {
+    // The mirrored weights are written densely in oneDNN's dimension order;
+    // the reorder (if any) starts from that copy.
+    Mirror m;
+    m.dims = user_b->dims;
+    m.strides = user_b->strides;
+    m.flip.assign(m.dims.size() - p.flip.size(), false);
+    m.flip.insert(m.flip.end(), p.flip.begin(), p.flip.end());
+    compiled->mirror_b = m;
+    compiled->b.user = StridedDesc(ConvOperand{m.dims, RowMajorStrides(m.dims)});
+  }
+  // Inputs are reordered into the primitive's layout, the result out of it.
+  for (Port* port : {&compiled->a, &compiled->b}) {
+    if (port->user != port->primitive) {
+      port->reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, port->user, engine, port->primitive));
+    }
+  }
+  Port& c = compiled->c;
+  if (c.user != c.primitive) c.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, c.primitive, engine, c.user));
+  return compiled;
+}
+
+}  // namespace
+
+Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
+                               const std::vector<Slot>& in, const Slot& out, Temp* temp) {
+  const std::optional<ConvProblem> problem = PoseConvolution(i, attributes);
+  if (!problem || !temp) return nullptr;
+  std::shared_ptr<CompiledConvolution> compiled;
+  try {
+    compiled = CreatePrimitive(*problem);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no oneDNN implementation for this problem: the generic kernels take it
+  }
+  // Lay out the temporaries after the temp region's start.
+  int64_t top = 0;
+  compiled->scratchpad_at = Reserve(top, compiled->scratchpad.get_size());
+  if (compiled->mirror_b) compiled->mirror_b->at = Reserve(top, compiled->b.user.get_size());
+  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) {
+    if (port->reorder) port->staged_at = Reserve(top, port->primitive.get_size());
+  }
+  temp->bytes = top;
+  const Slot lhs = in[0], rhs = in[1], result = out, region = temp->slot;
+  return [=](const Frame& frame) {
+    const CompiledConvolution& conv = *compiled;
+    const dnnl::engine& engine = CpuEngine();
+    char* base = static_cast<char*>(frame.At(region));
+    dnnl::stream stream(engine);
+    void* b_source = frame.At(rhs);
+    if (conv.mirror_b) {
+      float* dense = reinterpret_cast<float*>(base + conv.mirror_b->at);
+      WriteMirrored(*conv.mirror_b, static_cast<const float*>(b_source), dense);
+      b_source = dense;
+    }
+    // The primitive-side memory of a port: staged in temp, or the user's own.
+    auto bind = [&](const Port& port, void* user_data, memory& user, memory& staged) {
+      user = memory(port.user, engine, user_data);
+      staged = port.reorder ? memory(port.primitive, engine, base + port.staged_at) : user;
+    };
+    memory a_user, a_staged, b_user, b_staged, c_user, c_staged;
+    bind(conv.a, frame.At(lhs), a_user, a_staged);
+    bind(conv.b, b_source, b_user, b_staged);
+    bind(conv.c, frame.At(result), c_user, c_staged);
+    if (conv.a.reorder) conv.a.reorder->execute(stream, a_user, a_staged);
+    if (conv.b.reorder) conv.b.reorder->execute(stream, b_user, b_staged);
+    const memory scratchpad(conv.scratchpad, engine, base + conv.scratchpad_at);
+    conv.primitive.execute(stream, {{conv.a.arg, a_staged},
+                                    {conv.b.arg, b_staged},
+                                    {conv.c.arg, c_staged},
+                                    {DNNL_ARG_SCRATCHPAD, scratchpad}});
+    if (conv.c.reorder) conv.c.reorder->execute(stream, c_staged, c_user);
+    stream.wait();
+  };
+}
+
+}  // namespace anvil::cpu
