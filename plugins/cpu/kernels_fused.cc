@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "hlo/attributes.h"
@@ -16,100 +17,34 @@ using hlo::Opcode;
 
 constexpr int64_t kGrain = 1 << 15;
 
-template <typename F>
-void UnaryTile(const void* x, const void*, const void*, void* y, int64_t n) {
-  const F f;
-  const float* a = static_cast<const float*>(x);
-  float* out = static_cast<float*>(y);
-  for (int64_t k = 0; k < n; ++k) out[k] = f(a[k]);
-}
-
-template <typename F>
-void BinaryTile(const void* x, const void* y, const void*, void* z, int64_t n) {
-  const F f;
-  const float* a = static_cast<const float*>(x);
-  const float* b = static_cast<const float*>(y);
-  float* out = static_cast<float*>(z);
-  for (int64_t k = 0; k < n; ++k) out[k] = f(a[k], b[k]);
-}
-
-// Compare of floats to pred (one byte per element), as the one-op kernel.
-template <typename F>
-void CompareTile(const void* x, const void* y, const void*, void* z, int64_t n) {
-  const F f;
-  const float* a = static_cast<const float*>(x);
-  const float* b = static_cast<const float*>(y);
-  uint8_t* out = static_cast<uint8_t*>(z);
-  for (int64_t k = 0; k < n; ++k) out[k] = uint8_t(f(a[k], b[k]));
-}
-struct Eq { bool operator()(float x, float y) const { return x == y; } };
-struct Ne { bool operator()(float x, float y) const { return x != y; } };
-struct Lt { bool operator()(float x, float y) const { return x < y; } };
-struct Le { bool operator()(float x, float y) const { return x <= y; } };
-struct Gt { bool operator()(float x, float y) const { return x > y; } };
-struct Ge { bool operator()(float x, float y) const { return x >= y; } };
-
 using TileFn = void (*)(const void*, const void*, const void*, void*, int64_t);
 
-TileFn CompareFn(const std::string& direction) {
-  if (direction == "EQ") return &CompareTile<Eq>;
-  if (direction == "NE") return &CompareTile<Ne>;
-  if (direction == "LT") return &CompareTile<Lt>;
-  if (direction == "LE") return &CompareTile<Le>;
-  if (direction == "GT") return &CompareTile<Gt>;
-  if (direction == "GE") return &CompareTile<Ge>;
-  return nullptr;
-}
+// The tile functions, compiled twice: for the baseline x86-64 the plugin is
+// built for and for AVX2 (chosen at run time by what the CPU has). Only
+// `target("avx2")`, never FMA: a fused multiply-add rounds once where the
+// one-op kernels round twice, and fusion must not change a bit. Everything
+// the .inc defines lands in its own namespace, so no AVX2 copy of a function
+// can stand in for the baseline one.
+namespace baseline {
+#include "plugins/cpu/fused_tiles.inc"
+}  // namespace baseline
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ANVIL_HAVE_AVX2_TILES 1
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+#include "plugins/cpu/fused_tiles.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+#endif
 
-void SelectTile(const void* p, const void* x, const void* y, void* z, int64_t n) {
-  const uint8_t* c = static_cast<const uint8_t*>(p);
-  const float* a = static_cast<const float*>(x);
-  const float* b = static_cast<const float*>(y);
-  float* out = static_cast<float*>(z);
-  for (int64_t k = 0; k < n; ++k) out[k] = c[k] ? a[k] : b[k];
-}
-
-// clamp(lo, x, hi) with NaN anywhere giving NaN, as the one-op kernel.
-void ClampTile(const void* lo, const void* x, const void* hi, void* y, int64_t n) {
-  const float* l = static_cast<const float*>(lo);
-  const float* v = static_cast<const float*>(x);
-  const float* h = static_cast<const float*>(hi);
-  float* out = static_cast<float*>(y);
-  for (int64_t k = 0; k < n; ++k) {
-    const float a = l[k], c = h[k], z = v[k];
-    out[k] = std::isnan(z) || std::isnan(a) || std::isnan(c) ? NAN : std::min(std::max(z, a), c);
-  }
-}
-
-template <typename F>
-void PredTile(const void* x, const void* y, const void*, void* z, int64_t n) {
-  const F f;
-  const uint8_t* a = static_cast<const uint8_t*>(x);
-  const uint8_t* b = static_cast<const uint8_t*>(y);
-  uint8_t* out = static_cast<uint8_t*>(z);
-  for (int64_t k = 0; k < n; ++k) out[k] = f(a[k], b ? b[k] : 0);
-}
-struct And { uint8_t operator()(uint8_t x, uint8_t y) const { return x & y; } };
-struct Or { uint8_t operator()(uint8_t x, uint8_t y) const { return x | y; } };
-struct Xor { uint8_t operator()(uint8_t x, uint8_t y) const { return x ^ y; } };
-struct Not { uint8_t operator()(uint8_t x, uint8_t) const { return uint8_t(!x); } };
-
-// The tile function of loop op `m`, or nullptr.
+// The tile function of loop op `m` for the CPU this runs on, or nullptr.
 TileFn TileFunction(const Instruction& m) {
-  TileFn fn = nullptr;
-  switch (m.opcode) {
-    case Opcode::kCompare: return CompareFn(hlo::StringAttribute(m, "direction"));
-    case Opcode::kSelect: return &SelectTile;
-    case Opcode::kClamp: return &ClampTile;
-    case Opcode::kAnd: return &PredTile<And>;
-    case Opcode::kOr: return &PredTile<Or>;
-    case Opcode::kXor: return &PredTile<Xor>;
-    case Opcode::kNot: return &PredTile<Not>;
-    default: break;
-  }
-  if (m.operands.size() == 2) VisitFloatBinary(m.opcode, [&](auto f) { fn = &BinaryTile<decltype(f)>; });
-  if (m.operands.size() == 1) VisitFloatUnary(m.opcode, [&](auto f) { fn = &UnaryTile<decltype(f)>; });
-  return fn;
+#ifdef ANVIL_HAVE_AVX2_TILES
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  if (has_avx2) return avx2::TileFunction(m);
+#endif
+  return baseline::TileFunction(m);
 }
 
 // Registers by linear scan: a member's register is free once its last
@@ -167,7 +102,7 @@ struct FusedOp {
 
 }  // namespace
 
-bool CompareDirectionKnown(const std::string& direction) { return CompareFn(direction) != nullptr; }
+bool CompareDirectionKnown(const std::string& direction) { return baseline::CompareFn(direction) != nullptr; }
 
 int FusedRegistersNeeded(const std::vector<const Instruction*>& members) { return AllocateRegisters(members).peak; }
 

@@ -3,6 +3,7 @@
 // features.
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/plan.h"
@@ -40,16 +41,80 @@ Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const
     const float* h = static_cast<const float*>(frame.At(hi));
     float* y = static_cast<float*>(frame.At(out));
     frame.parallel->For(n, kGrain, [&](int64_t b, int64_t e) {
+      // Branch-free so that it vectorises; a NaN anywhere gives NaN.
       for (int64_t k = b; k < e; ++k) {
         const float a = l[lo_scalar ? 0 : k], c = h[hi_scalar ? 0 : k], z = v[k];
-        y[k] = std::isnan(z) || std::isnan(a) || std::isnan(c) ? NAN : std::min(std::max(z, a), c);
+        const float low = z < a ? a : z, clamped = low > c ? c : low;
+        y[k] = (z != z) | (a != a) | (c != c) ? std::numeric_limits<float>::quiet_NaN() : clamped;
       }
     });
   };
 }
 
+namespace {
+
+// Sums over one row of a feature (the `inner` elements that lie together),
+// in double, in kLanes partial sums: GCC vectorises no floating-point
+// reduction it would have to reorder, but it does vectorise lanes written
+// out. The rows are summed in order, so results do not depend on threads.
+constexpr int kLanes = 8;
+
+double RowSum(const float* x, int64_t n) {
+  double lanes[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] += x[k + j];
+  }
+  double sum = 0;
+  for (; k < n; ++k) sum += x[k];
+  for (double l : lanes) sum += l;
+  return sum;
+}
+
+// The sum of (x - mean)^2 over a row.
+double RowSquaredDeviations(const float* x, int64_t n, double mean) {
+  double lanes[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const double d = x[k + j] - mean;
+      lanes[j] += d * d;
+    }
+  }
+  double sum = 0;
+  for (; k < n; ++k) sum += (x[k] - mean) * (x[k] - mean);
+  for (double l : lanes) sum += l;
+  return sum;
+}
+
+// The sums of dy and of dy * (x - mean) over a row.
+void RowGradientSums(const float* dy, const float* x, int64_t n, double mean, double& sum_dy, double& sum_dy_centered) {
+  double a[kLanes] = {}, b[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      a[j] += dy[k + j];
+      b[j] += dy[k + j] * (x[k + j] - mean);
+    }
+  }
+  for (; k < n; ++k) {
+    sum_dy += dy[k];
+    sum_dy_centered += dy[k] * (x[k] - mean);
+  }
+  for (int j = 0; j < kLanes; ++j) {
+    sum_dy += a[j];
+    sum_dy_centered += b[j];
+  }
+}
+
+}  // namespace
+
 // batch-norm-training -> (y, mean, var); batch-norm-grad -> (dx, dscale,
 // doffset); batch-norm-inference -> y. `out` lists the result leaves.
+// Training reads x twice: once for the statistics (each row's mean and
+// squared deviations while the row is in cache, combined across rows by
+// Chan's rule, which keeps the variance's digits where sum(x^2) - n*mean^2
+// would cancel) and once to normalise; the gradient reads x and dy twice.
 Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
   const hlo::Shape& xs = i.operands[0]->shape;
   if (xs.element_type() != hlo::ElementType::kF32) return nullptr;
@@ -62,7 +127,8 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
   return [=](const Frame& frame) {
     const float* x = static_cast<const float*>(frame.At(in[0]));
     const float* scale = static_cast<const float*>(frame.At(in[1]));
-    auto at = [&](int64_t o, int64_t f, int64_t k) { return (o * L.features + f) * L.inner + k; };
+    const int64_t n = L.inner;
+    auto row = [&](const float* base, int64_t o, int64_t f) { return base + (o * L.features + f) * n; };
     frame.parallel->For(L.features, 1, [&](int64_t f0, int64_t f1) {
       for (int64_t f = f0; f < f1; ++f) {
         double mean = 0, var = 0;
@@ -72,43 +138,48 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
         } else if (op == hlo::Opcode::kBatchNormGrad) {
           mean = static_cast<const float*>(frame.At(in[2]))[f];
           var = static_cast<const float*>(frame.At(in[3]))[f];
-        } else {
-          for (int64_t o = 0; o < L.outer; ++o)
-            for (int64_t k = 0; k < L.inner; ++k) mean += x[at(o, f, k)];
-          mean /= count;
-          for (int64_t o = 0; o < L.outer; ++o)
-            for (int64_t k = 0; k < L.inner; ++k) {
-              const double d = x[at(o, f, k)] - mean;
-              var += d * d;
-            }
-          var /= count;
+        } else if (n > 0) {
+          double seen = 0, m2 = 0;
+          for (int64_t o = 0; o < L.outer; ++o) {
+            const float* r = row(x, o, f);
+            const double row_mean = RowSum(r, n) / static_cast<double>(n);
+            const double row_m2 = RowSquaredDeviations(r, n, row_mean);
+            const double total = seen + static_cast<double>(n), delta = row_mean - mean;
+            mean += delta * static_cast<double>(n) / total;
+            m2 += row_m2 + delta * delta * seen * static_cast<double>(n) / total;
+            seen = total;
+          }
+          var = m2 / count;
         }
         const double inv = 1.0 / std::sqrt(var + epsilon);
         if (op == hlo::Opcode::kBatchNormGrad) {
           const float* dy = static_cast<const float*>(frame.At(in[4]));
-          double grad_offset = 0, grad_scale = 0;
-          for (int64_t o = 0; o < L.outer; ++o)
-            for (int64_t k = 0; k < L.inner; ++k) {
-              grad_offset += dy[at(o, f, k)];
-              grad_scale += dy[at(o, f, k)] * (x[at(o, f, k)] - mean) * inv;
-            }
+          double grad_offset = 0, grad_centered = 0;
+          for (int64_t o = 0; o < L.outer; ++o) RowGradientSums(row(dy, o, f), row(x, o, f), n, mean, grad_offset, grad_centered);
+          const double grad_scale = grad_centered * inv;
           float* dx = static_cast<float*>(frame.At(out[0]));
-          for (int64_t o = 0; o < L.outer; ++o)
-            for (int64_t k = 0; k < L.inner; ++k) {
-              const double x_hat = (x[at(o, f, k)] - mean) * inv;
-              dx[at(o, f, k)] = static_cast<float>(scale[f] * inv *
-                                                   (dy[at(o, f, k)] - grad_offset / count - x_hat * grad_scale / count));
+          const double a = scale[f] * inv, b = grad_offset / count, c = grad_scale / count;
+          for (int64_t o = 0; o < L.outer; ++o) {
+            const float* xr = row(x, o, f);
+            const float* dyr = row(dy, o, f);
+            float* dxr = dx + (o * L.features + f) * n;
+            for (int64_t k = 0; k < n; ++k) {
+              const double x_hat = (xr[k] - mean) * inv;
+              dxr[k] = static_cast<float>(a * (dyr[k] - b - x_hat * c));
             }
+          }
           static_cast<float*>(frame.At(out[1]))[f] = static_cast<float>(grad_scale);
           static_cast<float*>(frame.At(out[2]))[f] = static_cast<float>(grad_offset);
           continue;
         }
         const float* offset = static_cast<const float*>(frame.At(in[2]));
         float* y = static_cast<float*>(frame.At(out[0]));
-        for (int64_t o = 0; o < L.outer; ++o)
-          for (int64_t k = 0; k < L.inner; ++k) {
-            y[at(o, f, k)] = static_cast<float>(scale[f] * (x[at(o, f, k)] - mean) * inv + offset[f]);
-          }
+        const double a = scale[f] * inv, shift = offset[f];
+        for (int64_t o = 0; o < L.outer; ++o) {
+          const float* xr = row(x, o, f);
+          float* yr = y + (o * L.features + f) * n;
+          for (int64_t k = 0; k < n; ++k) yr[k] = static_cast<float>(a * (xr[k] - mean) + shift);
+        }
         if (op == hlo::Opcode::kBatchNormTraining) {
           static_cast<float*>(frame.At(out[1]))[f] = static_cast<float>(mean);
           static_cast<float*>(frame.At(out[2]))[f] = static_cast<float>(var);
