@@ -1,0 +1,112 @@
+// The CPU plugin's f32 exp, logistic and tanh (computed in double from one
+// polynomial exp, float_functions.h) through the C ABI: within one ulp of
+// the value rounded from double over a dense sweep, and exact on the
+// special values (signed zeros, tiny values, saturation, overflow,
+// underflow to zero, infinities, NaN).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
+
+namespace {
+
+int64_t UlpDistance(float a, float b) {
+  int32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  // Map the sign-magnitude order onto integers so that -0 and +0 are adjacent.
+  auto ordered = [](int32_t v) { return v < 0 ? int64_t{INT32_MIN} - v : int64_t{v}; };
+  return std::llabs(ordered(x) - ordered(y));
+}
+
+// Runs `op` (an HLO unary op on f32) over `x` through the C ABI and returns
+// the results.
+std::vector<float> RunUnary(const std::string& op, const std::vector<float>& x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  anvil::testkit::AbiSession session("cpu");
+  EXPECT_TRUE(session.ok()) << session.error();
+  if (!session.ok()) return {};
+  const std::string shape = "f32[" + std::to_string(n) + "]";
+  anvil_executable* exe = nullptr;
+  anvil_status* status = session.Compile(
+      "HloModule t\nENTRY e {\n  x = " + shape + " parameter(0)\n  ROOT y = " + shape + " " + op + "(x)\n}\n", &exe);
+  EXPECT_EQ(status, nullptr) << (status ? anvil_status_get_message(status) : "");
+  if (status) {
+    anvil_status_free(status);
+    return {};
+  }
+  anvil_buffer* in = session.FromHost(x.data(), ANVIL_F32, {n});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {in}, 1);
+  std::vector<float> y = session.ToHost<float>(out[0], static_cast<size_t>(n));
+  anvil_buffer_destroy(in);
+  anvil_buffer_destroy(out[0]);
+  anvil_executable_destroy(exe);
+  return y;
+}
+
+// A dense sweep of [-limit, limit] and the special values.
+std::vector<float> Sweep(float limit) {
+  std::vector<float> x;
+  for (int k = -200000; k <= 200000; ++k) x.push_back(static_cast<float>(k) * (limit / 200000));
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-5f, 0x1p-13f, -0x1p-13f, 0x1.fffffep-14f, 9.0f, 9.1f, 20.0f, 88.7f,
+                  88.8f, -87.4f, -103.9f, -104.0f, 100.0f, -100.0f, std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+    x.push_back(v);
+  }
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  return x;
+}
+
+// The largest ulp distance of `y` from `reference` computed in double and
+// rounded; NaN must give NaN, and exact values (zeros, infinities, values
+// that saturate) must come out exactly, sign included.
+void ExpectWithinOneUlp(const std::vector<float>& x, const std::vector<float>& y, double (*reference)(double)) {
+  ASSERT_EQ(x.size(), y.size());
+  int64_t worst = 0;
+  float worst_at = 0;
+  for (size_t k = 0; k < x.size(); ++k) {
+    const float expected = static_cast<float>(reference(static_cast<double>(x[k])));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(y[k])) << x[k];
+      continue;
+    }
+    if (expected == 0 || std::isinf(expected) || std::isinf(x[k]) || std::fabs(x[k]) < 1e-20f) {
+      EXPECT_EQ(std::signbit(y[k]), std::signbit(expected)) << x[k];
+      EXPECT_EQ(y[k], expected) << x[k];
+    }
+    const int64_t d = UlpDistance(y[k], expected);
+    if (d > worst) {
+      worst = d;
+      worst_at = x[k];
+    }
+  }
+  EXPECT_LE(worst, 1) << "at x = " << worst_at;
+}
+
+double Logistic(double x) { return 1 / (1 + std::exp(-x)); }
+
+TEST(CpuFloatMath, TanhIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  const std::vector<float> x = Sweep(12);
+  ExpectWithinOneUlp(x, RunUnary("tanh", x), [](double v) { return std::tanh(v); });
+}
+
+TEST(CpuFloatMath, ExpIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  // Overflow above 88.72, subnormal results below -87.34, zero below -103.97.
+  const std::vector<float> x = Sweep(110);
+  ExpectWithinOneUlp(x, RunUnary("exponential", x), [](double v) { return std::exp(v); });
+}
+
+TEST(CpuFloatMath, LogisticIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  const std::vector<float> x = Sweep(110);
+  ExpectWithinOneUlp(x, RunUnary("logistic", x), &Logistic);
+}
+
+}  // namespace
