@@ -1,9 +1,15 @@
 // Kernels that move elements: broadcast, transpose, slice, reverse,
-// concatenate. Each becomes one or more strided copies whose strides
-// are computed here, at compile time.
+// concatenate, dynamic-slice, dynamic-update-slice; and iota. Each copy
+// becomes one or more strided copies whose strides are computed here, at
+// compile time; the dynamic ones add a base offset from their start
+// indices at run time.
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/index_values.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -79,7 +85,152 @@ Kernel ForSize(int size, std::vector<std::pair<Slot, StridedCopy>> copies, Slot 
   }
 }
 
+// The element offset of a dynamic window of `window` in an array of `dims`
+// (strides `strides`) from the start index scalars at `starts`, each clamped
+// so that the window lies inside, as HLO defines it.
+struct DynamicWindow {
+  std::vector<Slot> starts;
+  std::vector<hlo::ElementType> start_types;
+  std::vector<int64_t> dims, window, strides;
+
+  int64_t Offset(const Frame& frame) const {
+    int64_t offset = 0;
+    for (size_t d = 0; d < starts.size(); ++d) {
+      const int64_t start = std::clamp<int64_t>(ReadIndex(frame.At(starts[d]), start_types[d]), 0, dims[d] - window[d]);
+      offset += start * strides[d];
+    }
+    return offset;
+  }
+};
+
+// Reads the start-index operands from `first` on; false if they are not
+// one integer scalar per dimension.
+bool ReadDynamicWindow(const hlo::Instruction& i, const std::vector<Slot>& in, size_t first,
+                       const std::vector<int64_t>& window, DynamicWindow& w) {
+  const auto& dims = i.operands[0]->shape.dims();
+  if (i.operands.size() != first + dims.size() || in.size() != i.operands.size() || window.size() != dims.size()) {
+    return false;
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const hlo::Shape& s = i.operands[first + d]->shape;
+    if (!s.IsArray() || s.rank() != 0 || !IsIndexType(s.element_type())) return false;
+    w.starts.push_back(in[first + d]);
+    w.start_types.push_back(s.element_type());
+  }
+  w.dims = dims;
+  w.window = window;
+  w.strides = RowMajorStrides(dims);
+  return true;
+}
+
+template <typename T>
+Kernel DynamicSliceOf(DynamicWindow w, StridedCopy c, Slot from, Slot out) {
+  return [=](const Frame& frame) {
+    StridedCopy copy = c;
+    copy.src_base = w.Offset(frame);
+    RunCopy<T>(copy, static_cast<const T*>(frame.At(from)), static_cast<T*>(frame.At(out)), *frame.parallel);
+  };
+}
+
+// dynamic-update-slice: the operand copied to the result (unless they are
+// one buffer), then the update written over its clamped window.
+template <typename T>
+Kernel DynamicUpdateSliceOf(DynamicWindow w, StridedCopy whole, StridedCopy update, Slot operand, Slot patch, Slot out) {
+  return [=](const Frame& frame) {
+    T* dst = static_cast<T*>(frame.At(out));
+    const T* src = static_cast<const T*>(frame.At(operand));
+    if (src != dst) RunCopy<T>(whole, src, dst, *frame.parallel);
+    StridedCopy copy = update;
+    copy.dst_base = w.Offset(frame);
+    RunCopy<T>(copy, static_cast<const T*>(frame.At(patch)), dst, *frame.parallel);
+  };
+}
+
+// pad: the result filled with the padding value, then the operand's
+// elements that land inside copied to their places (negative padding
+// drops elements, interior padding spreads them).
+template <typename T>
+Kernel PadOf(StridedCopy c, int64_t count, Slot operand, Slot value, Slot out, bool copies) {
+  return [=](const Frame& frame) {
+    T* y = static_cast<T*>(frame.At(out));
+    const T fill = *static_cast<const T*>(frame.At(value));
+    frame.parallel->For(count, 1 << 15, [&](int64_t lo, int64_t hi) { std::fill(y + lo, y + hi, fill); });
+    if (copies) RunCopy<T>(c, static_cast<const T*>(frame.At(operand)), y, *frame.parallel);
+  };
+}
+
+template <template <typename> class Make, typename... Args>
+Kernel BySize(int size, Args&&... args) {
+  switch (size) {
+    case 1: return Make<uint8_t>::Run(std::forward<Args>(args)...);
+    case 2: return Make<uint16_t>::Run(std::forward<Args>(args)...);
+    case 4: return Make<uint32_t>::Run(std::forward<Args>(args)...);
+    case 8: return Make<uint64_t>::Run(std::forward<Args>(args)...);
+    default: return nullptr;
+  }
+}
+template <typename T>
+struct MakeDynamicSlice {
+  template <typename... A>
+  static Kernel Run(A&&... a) { return DynamicSliceOf<T>(std::forward<A>(a)...); }
+};
+template <typename T>
+struct MakePad {
+  template <typename... A>
+  static Kernel Run(A&&... a) { return PadOf<T>(std::forward<A>(a)...); }
+};
+template <typename T>
+struct MakeDynamicUpdateSlice {
+  template <typename... A>
+  static Kernel Run(A&&... a) { return DynamicUpdateSliceOf<T>(std::forward<A>(a)...); }
+};
+
+// iota: element k holds its index along `dim`, converted to T.
+template <typename T>
+Kernel IotaOf(int64_t n, int64_t stride, int64_t extent, Slot out) {
+  return [=](const Frame& frame) {
+    T* y = static_cast<T*>(frame.At(out));
+    frame.parallel->For(n, 1 << 15, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) {
+        const int64_t v = (k / stride) % extent;
+        if constexpr (std::is_same_v<T, Bf16>) {
+          y[k] = ToBf16(static_cast<float>(v));
+        } else if constexpr (std::is_same_v<T, F16>) {
+          y[k] = ToF16(static_cast<float>(v));
+        } else {
+          y[k] = static_cast<T>(v);
+        }
+      }
+    });
+  };
+}
+
 }  // namespace
+
+Kernel IotaKernel(const hlo::Instruction& i, const Slot& out) {
+  using hlo::ElementType;
+  if (!i.shape.IsArray() || i.shape.rank() == 0) return nullptr;
+  auto dim = hlo::IntAttribute(i, "iota_dimension", std::nullopt);
+  if (!dim.ok() || *dim < 0 || *dim >= i.shape.rank()) return nullptr;
+  const int64_t n = i.shape.ElementCount();
+  const int64_t stride = RowMajorStrides(i.shape.dims())[*dim], extent = i.shape.dim(static_cast<int>(*dim));
+  if (extent == 0) return [](const Frame&) {};
+  switch (i.shape.element_type()) {
+    case ElementType::kF32: return IotaOf<float>(n, stride, extent, out);
+    case ElementType::kF64: return IotaOf<double>(n, stride, extent, out);
+    case ElementType::kBF16: return IotaOf<Bf16>(n, stride, extent, out);
+    case ElementType::kF16: return IotaOf<F16>(n, stride, extent, out);
+    case ElementType::kS8: return IotaOf<int8_t>(n, stride, extent, out);
+    case ElementType::kS16: return IotaOf<int16_t>(n, stride, extent, out);
+    case ElementType::kS32: return IotaOf<int32_t>(n, stride, extent, out);
+    case ElementType::kS64: return IotaOf<int64_t>(n, stride, extent, out);
+    case ElementType::kU8: return IotaOf<uint8_t>(n, stride, extent, out);
+    case ElementType::kU16: return IotaOf<uint16_t>(n, stride, extent, out);
+    case ElementType::kU32: return IotaOf<uint32_t>(n, stride, extent, out);
+    case ElementType::kU64: return IotaOf<uint64_t>(n, stride, extent, out);
+    default: return nullptr;  // pred, sub-byte and complex iotas: the evaluator's
+  }
+}
 
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (!i.shape.IsArray() || i.operands.empty() || !i.operands[0]->shape.IsArray()) return nullptr;
@@ -145,6 +296,49 @@ Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in
         copies.emplace_back(in[k], part);
       }
       return ForSize(size, std::move(copies), out);
+    }
+    case Opcode::kPad: {
+      const hlo::Attribute* a = i.FindAttribute("padding");
+      auto pads = hlo::ParsePadding(a ? a->value : "");
+      if (!pads.ok() || pads->size() != in_dims.size() || in.size() != 2) return nullptr;
+      c.dims.clear();
+      c.src_strides.clear();
+      c.dst_strides.clear();
+      bool copies = true;
+      for (size_t d = 0; d < in_dims.size(); ++d) {
+        const hlo::PadDim& p = (*pads)[d];
+        const int64_t step = p.interior + 1;
+        // Input elements i with 0 <= low + i * step < out: i in [first, last].
+        const int64_t first = p.low >= 0 ? 0 : (-p.low + step - 1) / step;
+        const int64_t room = out_dims[d] - 1 - p.low;
+        const int64_t last = std::min(in_dims[d] - 1, room < 0 ? -1 : room / step);
+        const int64_t n = std::max<int64_t>(0, last - first + 1);
+        copies &= n > 0;
+        c.dims.push_back(n);
+        c.src_strides.push_back(in_strides[d]);
+        c.dst_strides.push_back(out_strides[d] * step);
+        c.src_base += first * in_strides[d];
+        c.dst_base += (p.low + first * step) * out_strides[d];
+      }
+      return BySize<MakePad>(size, c, i.shape.ElementCount(), in[0], in[1], out, copies);
+    }
+    case Opcode::kDynamicSlice: {
+      DynamicWindow w;
+      if (!ReadDynamicWindow(i, in, 1, out_dims, w)) return nullptr;
+      c.src_strides = in_strides;
+      return BySize<MakeDynamicSlice>(size, w, c, in[0], out);
+    }
+    case Opcode::kDynamicUpdateSlice: {
+      if (i.operands.size() < 2 || !i.operands[1]->shape.IsArray()) return nullptr;
+      const auto& update_dims = i.operands[1]->shape.dims();
+      DynamicWindow w;
+      if (!ReadDynamicWindow(i, in, 2, update_dims, w)) return nullptr;
+      c.src_strides = out_strides;  // the whole operand, element for element
+      StridedCopy update;
+      update.dims = update_dims;
+      update.src_strides = RowMajorStrides(update_dims);
+      update.dst_strides = out_strides;
+      return BySize<MakeDynamicUpdateSlice>(size, w, c, update, in[0], in[1], out);
     }
     default:
       return nullptr;

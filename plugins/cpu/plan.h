@@ -99,6 +99,8 @@ struct Temp {
 // typed kernel for this instruction and element type.
 Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
+Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);

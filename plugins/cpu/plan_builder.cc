@@ -21,6 +21,12 @@ using hlo::Opcode;
 
 int64_t AlignUp(int64_t v) { return (v + 63) / 64 * 64; }
 
+// Whether a bitcast-convert from or to `t` is the same bytes.
+bool BitcastsInPlace(hlo::ElementType t) {
+  const auto& info = hlo::Info(t);
+  return t != hlo::ElementType::kPred && info.bit_width % 8 == 0 && info.byte_size * 8 == info.bit_width;
+}
+
 // A scratch buffer during planning: its size and the steps it lives across.
 struct Buffer {
   int64_t bytes = 0;
@@ -246,10 +252,18 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
       case Opcode::kReshape:
       case Opcode::kBitcast:
+      case Opcode::kBitcastConvert:
       case Opcode::kOptimizationBarrier: {
-        // Same bytes, another shape: no copy.
+        // Same bytes, another shape: no copy. (A bitcast-convert only when
+        // both element types are whole bytes wide, not pred: sub-byte values
+        // sit extended in a byte each, and pred is 0 or 1.)
         int from = operand_values[s][0];
-        if (i.opcode == Opcode::kOptimizationBarrier || i.shape.ByteSize() == plan_->values[from].shape.ByteSize()) {
+        const bool whole_bytes = i.opcode != Opcode::kBitcastConvert ||
+                                 (BitcastsInPlace(i.shape.element_type()) &&
+                                  BitcastsInPlace(plan_->values[from].shape.element_type()));
+        if (i.opcode == Opcode::kOptimizationBarrier ||
+            (whole_bytes && i.shape.IsArray() && plan_->values[from].shape.IsArray() &&
+             i.shape.ByteSize() == plan_->values[from].shape.ByteSize())) {
           if (i.opcode == Opcode::kOptimizationBarrier) {
             v = from;
           } else {
@@ -376,6 +390,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
+      if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
+      if (!kernel && i.opcode == Opcode::kScatter) kernel = ScatterKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
     }
