@@ -142,7 +142,7 @@ struct ArenaTask {
 void anvil_client::Run(std::function<void()> fn) {
   auto task = anvil::core::Track(std::make_shared<anvil::core::WorkToken>(work), std::move(fn));
   ArenaTask<decltype(task)> arena_task(std::move(task));
-  IgnoredAccesses while_enqueueing;  // see IgnoredAccesses
+  [[maybe_unused]] IgnoredAccesses while_enqueueing;  // see IgnoredAccesses
   arena->enqueue(std::move(arena_task));
 }
 

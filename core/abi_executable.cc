@@ -1,4 +1,5 @@
 // Compilation and execution of anvil.h.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -322,9 +323,17 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
       e->outputs.push_back(out);
     }
     for (auto& in : e->inputs) waits.push_back(in->defined);
+    // Inputs that are already defined (a caller's uploaded buffers, the
+    // results of a finished step) let the plugin start on this thread: its
+    // entry is asynchronous anyway, and a hop to a host thread first costs
+    // more than a small program's whole run. Otherwise the execution starts
+    // on a host thread once the last input is defined (never inside the
+    // completion that defined it, so chains of executions do not recurse).
+    const bool ready = std::all_of(waits.begin(), waits.end(), [](const auto& w) { return w->IsReady(); });
     anvil_client* client = exe.client;
-    anvil::core::AllOf(waits)->OnReady([e, client](const Status& inputs_ready) {
+    anvil::core::AllOf(waits)->OnReady([e, client, ready](const Status& inputs_ready) {
       if (!inputs_ready.ok()) return e->Fail(inputs_ready);
+      if (ready) return Run(e);
       client->Run([e] { Run(e); });
     });
     for (size_t i = 0; i < e->outputs.size(); ++i) out_outputs[i] = new anvil_buffer(e->outputs[i]);

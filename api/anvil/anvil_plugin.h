@@ -13,7 +13,9 @@
  *
  * Completion: transfers and executions finish asynchronously by calling the
  * `anvil_plugin_done` callback core passed, exactly once, from any thread,
- * with NULL or an error (which core then owns).
+ * with NULL or an error (which core then owns). A plugin may also finish
+ * work before the entry returns and call `done` from inside it (the CPU
+ * plugin runs tiny programs so); it then returns NULL.
  *
  * Threading: core may call any entry from any thread, concurrently.
  */

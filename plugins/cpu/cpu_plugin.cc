@@ -223,8 +223,10 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   for (size_t k = 0; k < num_outputs; ++k) frame.outputs.push_back(outputs[k]->data);
   frame.constants = &plan.constants;
   frame.parallel = &context->parallel;
-  AsyncCompletion(context->executor, "executable_execute", done, user,
-                  [=, donations = memory.Start()]() mutable -> anvil_plugin_error* {
+  // The work takes the executable, never a copy of its plan (`plan` is a
+  // reference: [=] would copy the whole Plan into every execution).
+  auto run = [exe, context, frame, donations = memory.Start()]() mutable -> anvil_plugin_error* {
+    const Plan& plan = *exe->plan;
     anvil_plugin_error* error = nullptr;
     const size_t scratch_bytes = Rounded(static_cast<size_t>(plan.scratch_bytes));
     void* scratch = plan.scratch_bytes ? exe->TakeScratch() : nullptr;
@@ -269,7 +271,13 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     if (scratch && !exe->KeepScratch(scratch) && !context->cache.Keep(scratch, scratch_bytes)) std::free(scratch);
     donations.FreeAll();  // the plugin reuses no donated memory (yet): it is done with them
     return error;
-  });
+  };
+  // A tiny plan runs here and now; `done` is called before this returns.
+  if (plan.runs_inline) {
+    anvil::plugin::Complete("executable_execute", run, done, user);
+  } else {
+    AsyncCompletion(context->executor, "executable_execute", done, user, std::move(run));
+  }
   return nullptr;
 }
 

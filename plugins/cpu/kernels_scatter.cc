@@ -8,15 +8,13 @@
 // (targets may repeat), and one whose target falls outside the operand is
 // skipped, as in the evaluator.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
-#include <type_traits>
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/index_values.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/reducers.h"
 
 namespace anvil::cpu {
 namespace {
@@ -148,60 +146,14 @@ Kernel ScatterOf(ScatterLayout l, Slot operand, Slot indices, Slot updates, Slot
   };
 }
 
-// Integer arithmetic in an unsigned type at least as wide as int, where
-// overflow wraps instead of being undefined.
-template <typename T>
-using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
 // The body as a function of (current, update) for T, or nullptr.
 template <typename T>
 Kernel ScatterTyped(std::optional<Opcode> op, bool assign, const ScatterLayout& l, const std::vector<Slot>& in,
                     const Slot& out, int64_t n) {
-  auto make = [&](auto combine) { return ScatterOf<T>(l, in[0], in[1], in[2], out, n, combine); };
-  if (assign) return make([](T, T b) { return b; });
-  if (!op) return nullptr;
-  switch (*op) {
-    case Opcode::kAdd:
-      if constexpr (std::is_same_v<T, bool>) {
-        return make([](T a, T b) { return T(a || b); });
-      } else if constexpr (std::is_integral_v<T>) {
-        return make([](T a, T b) { return T(Wide<T>(a) + Wide<T>(b)); });  // wraps, as HLO's integers do
-      } else {
-        return make([](T a, T b) { return T(a + b); });
-      }
-    case Opcode::kMultiply:
-      if constexpr (std::is_same_v<T, bool>) {
-        return make([](T a, T b) { return T(a && b); });
-      } else if constexpr (std::is_integral_v<T>) {
-        return make([](T a, T b) { return T(Wide<T>(a) * Wide<T>(b)); });
-      } else {
-        return make([](T a, T b) { return T(a * b); });
-      }
-    case Opcode::kMaximum:
-      if constexpr (std::is_floating_point_v<T>) {
-        return make([](T a, T b) {
-          if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-          return (a == 0 && b == 0) ? (std::signbit(a) ? b : a) : (a > b ? a : b);
-        });
-      }
-      return make([](T a, T b) { return a > b ? a : b; });
-    case Opcode::kMinimum:
-      if constexpr (std::is_floating_point_v<T>) {
-        return make([](T a, T b) {
-          if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-          return (a == 0 && b == 0) ? (std::signbit(a) ? a : b) : (a < b ? a : b);
-        });
-      }
-      return make([](T a, T b) { return a < b ? a : b; });
-    case Opcode::kAnd:
-      if constexpr (std::is_integral_v<T>) return make([](T a, T b) { return T(a & b); });
-      return nullptr;
-    case Opcode::kOr:
-      if constexpr (std::is_integral_v<T>) return make([](T a, T b) { return T(a | b); });
-      return nullptr;
-    default:
-      return nullptr;
-  }
+  if (assign) return ScatterOf<T>(l, in[0], in[1], in[2], out, n, [](T, T update) { return update; });
+  Kernel kernel;
+  if (op) reducer::Visit<T>(*op, [&](auto combine) { kernel = ScatterOf<T>(l, in[0], in[1], in[2], out, n, combine); });
+  return kernel;
 }
 
 }  // namespace

@@ -67,6 +67,9 @@ struct Plan {
   int64_t scratch_bytes = 0;
   // Which steps run a typed kernel and which the reference evaluator.
   int typed_steps = 0, reference_steps = 0;
+  // Small enough to run on the caller's thread, inside the execute entry:
+  // handing it to a host thread would cost more than running it.
+  bool runs_inline = false;
 };
 
 // Compiles the canonical module's entry into a plan.
@@ -101,6 +104,7 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "hlo/attributes.h"
+#include "hlo/cost.h"
 #include "hlo/evaluator.h"
 #include "plugins/cpu/fusion_planner.h"
 #include "plugins/cpu/kernels_fused.h"
@@ -34,6 +35,38 @@ struct Buffer {
   int output = -1;  // computed straight into output `output`
   int64_t offset = 0;
 };
+
+// Whether a computation's work is small enough to run inline: at most
+// kInlineWork element-terms in all (elements times the terms each sums,
+// hlo/cost.h), and no loop, call or conditional, whose work a static count
+// cannot bound. About 10 microseconds at most.
+constexpr double kInlineWork = 1 << 15;
+bool RunsInline(const hlo::Computation& entry) {
+  double work = 0;
+  for (const auto& i : entry.instructions) {
+    switch (i->opcode) {
+      case Opcode::kWhile: case Opcode::kCall: case Opcode::kConditional: case Opcode::kCustomCall:
+        return false;
+      case Opcode::kParameter: case Opcode::kConstant: case Opcode::kTuple: case Opcode::kGetTupleElement:
+      case Opcode::kReshape: case Opcode::kBitcast:
+        continue;
+      default: {
+        double elements = 0;
+        std::function<void(const hlo::Shape&)> count = [&](const hlo::Shape& s) {
+          if (s.IsTuple()) {
+            for (const auto& e : s.tuple_elements()) count(e);
+          } else {
+            elements += static_cast<double>(s.ElementCount());
+          }
+        };
+        count(i->shape);
+        work += elements * std::max(1.0, hlo::TermsPerElement(*i));
+        if (work > kInlineWork) return false;
+      }
+    }
+  }
+  return true;
+}
 
 class Builder {
  public:
@@ -392,6 +425,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
       if (!kernel && i.opcode == Opcode::kScatter) kernel = ScatterKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kReduceWindow) kernel = ReduceWindowKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
     }
@@ -407,6 +441,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
                                 std::move(kernel)});
   }
   plan_->scratch_bytes = top + temp_bytes;
+  plan_->runs_inline = RunsInline(entry_);
   // Outputs not computed in place are copied at the end.
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (plan_->output_in_place[k]) continue;

@@ -1,0 +1,118 @@
+// reduce-window of one operand whose body is one op (reducers.h). For each
+// dimension a table, made at compile time, gives the input index that output
+// position o reads through window tap w, or -1 where the tap falls in the
+// padding or between base-dilated elements; executing walks the taps of each
+// output element in row-major window order from the init value, as the
+// evaluator does, so results agree bit for bit. Outputs split across threads.
+#include <numeric>
+
+#include "hlo/attributes.h"
+#include "hlo/patterns.h"
+#include "plugins/cpu/plan.h"
+#include "plugins/cpu/reducers.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::ElementType;
+
+struct WindowTables {
+  std::vector<int64_t> out_dims, taps, in_strides;
+  // tap_input[d][o * taps[d] + w]: input index along d, or -1.
+  std::vector<std::vector<int64_t>> tap_input;
+};
+
+template <typename T, typename Combine>
+Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init, Slot out, Combine combine) {
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    const T start = *static_cast<const T*>(frame.At(init));
+    T* y = static_cast<T*>(frame.At(out));
+    const size_t rank = t->out_dims.size();
+    const int64_t outputs = std::accumulate(t->out_dims.begin(), t->out_dims.end(), int64_t{1}, std::multiplies<>());
+    const int64_t window = std::accumulate(t->taps.begin(), t->taps.end(), int64_t{1}, std::multiplies<>());
+    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, window));
+    frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> o(rank), w(rank);
+      for (int64_t k = lo; k < hi; ++k) {
+        int64_t rest = k;
+        for (size_t d = rank; d-- > 0;) {
+          o[d] = rest % t->out_dims[d];
+          rest /= t->out_dims[d];
+        }
+        std::fill(w.begin(), w.end(), 0);
+        T acc = start;
+        for (int64_t tap = 0; tap < window; ++tap) {
+          int64_t at = 0;
+          bool inside = true;
+          for (size_t d = 0; d < rank; ++d) {
+            const int64_t p = t->tap_input[d][static_cast<size_t>(o[d] * t->taps[d] + w[d])];
+            inside &= p >= 0;
+            at += p * t->in_strides[d];
+          }
+          if (inside) acc = combine(acc, x[at]);
+          for (size_t d = rank; d-- > 0;) {
+            if (++w[d] < t->taps[d]) break;
+            w[d] = 0;
+          }
+        }
+        y[k] = acc;
+      }
+    });
+  };
+}
+
+template <typename T>
+Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::vector<Slot>& in, const Slot& out) {
+  Kernel kernel;
+  reducer::Visit<T>(op, [&](auto combine) { kernel = ReduceWindowOf<T>(t, in[0], in[1], out, combine); });
+  return kernel;
+}
+
+}  // namespace
+
+Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  if (i.operands.size() != 2 || in.size() != 2 || !i.shape.IsArray() || i.called_computations.size() != 1) return nullptr;
+  const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
+  if (!op) return nullptr;
+  const hlo::Attribute* a = i.FindAttribute("window");
+  auto window = hlo::ParseWindow(a ? a->value : "");
+  const auto& in_dims = i.operands[0]->shape.dims();
+  if (!window.ok() || window->size() != in_dims.size()) return nullptr;
+  auto t = std::make_shared<WindowTables>();
+  t->out_dims = i.shape.dims();
+  t->in_strides = RowMajorStrides(in_dims);
+  int64_t table_size = 0;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    const hlo::WindowDim& wd = (*window)[d];
+    table_size += t->out_dims[d] * wd.size;
+    if (table_size > (int64_t{1} << 26)) return nullptr;  // a window table that large: the evaluator's
+    t->taps.push_back(wd.size);
+    std::vector<int64_t> table(static_cast<size_t>(t->out_dims[d] * wd.size));
+    for (int64_t o = 0; o < t->out_dims[d]; ++o) {
+      for (int64_t w = 0; w < wd.size; ++w) {
+        // The position in the padded, base-dilated input.
+        int64_t p = o * wd.stride + w * wd.window_dilation - wd.pad_low;
+        const bool hole = p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= in_dims[d];
+        table[static_cast<size_t>(o * wd.size + w)] = hole ? -1 : p / wd.base_dilation;
+      }
+    }
+    t->tap_input.push_back(std::move(table));
+  }
+  switch (i.shape.element_type()) {
+    case ElementType::kF32: return Typed<float>(*op, t, in, out);
+    case ElementType::kF64: return Typed<double>(*op, t, in, out);
+    case ElementType::kS8: return Typed<int8_t>(*op, t, in, out);
+    case ElementType::kS16: return Typed<int16_t>(*op, t, in, out);
+    case ElementType::kS32: return Typed<int32_t>(*op, t, in, out);
+    case ElementType::kS64: return Typed<int64_t>(*op, t, in, out);
+    case ElementType::kU8: return Typed<uint8_t>(*op, t, in, out);
+    case ElementType::kU16: return Typed<uint16_t>(*op, t, in, out);
+    case ElementType::kU32: return Typed<uint32_t>(*op, t, in, out);
+    case ElementType::kU64: return Typed<uint64_t>(*op, t, in, out);
+    case ElementType::kPred: return Typed<bool>(*op, t, in, out);
+    default: return nullptr;  // narrow floats and complex: the evaluator's
+  }
+}
+
+}  // namespace anvil::cpu
