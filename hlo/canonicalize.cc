@@ -57,7 +57,10 @@ bool InlineOnce(Computation& c) {
       auto r = replaced.find(o);
       if (r != replaced.end()) o = r->second;
     }
-    if (i->opcode != Opcode::kCall || i->called_computations.size() != 1) {
+    // A fusion is a call of its fused computation (XLA's optimised HLO has
+    // them); each plugin fuses what it can by its own rules.
+    const bool call = i->opcode == Opcode::kCall || i->opcode == Opcode::kFusion;
+    if (!call || i->called_computations.size() != 1) {
       rebuilt.push_back(std::move(owned));
       continue;
     }

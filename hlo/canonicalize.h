@@ -1,5 +1,5 @@
 // Passes that bring a verified module to the canonical form core hands to
-// plugins: calls inlined, tuple parameters flattened, constants folded, dead
+// plugins: calls and fusions inlined, tuple parameters flattened, constants folded, dead
 // code and unreachable computations dropped.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace anvil::hlo {
 
-// Replaces every `call` by a copy of its callee's body.
+// Replaces every `call` and `fusion` by a copy of its callee's body.
 Status InlineCalls(Module& module);
 // Drops instructions nothing uses (side-effecting ones stay) and
 // computations nothing calls.

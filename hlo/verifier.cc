@@ -520,12 +520,18 @@ StatusOr<Shape> InferShape(const Instruction& i) {
       }
       return result;
     }
-    case Opcode::kCall: {
+    case Opcode::kCall:
+    case Opcode::kFusion: {
+      // A fusion is a call of its fused computation (`calls=`).
       const Computation* callee = Callee(i, 0);
-      if (!callee) return Bad("needs to_apply");
+      if (!callee) return Bad(i.opcode == Opcode::kCall ? "needs to_apply" : "needs calls");
       if (callee->parameters.size() != i.operands.size()) return Bad("passes " + std::to_string(i.operands.size()) + " arguments to " + callee->name + " which takes " + std::to_string(callee->parameters.size()));
       for (size_t k = 0; k < i.operands.size(); ++k) {
-        if (!callee->parameters[k]->shape.Compatible(i.operands[k]->shape)) return Bad("argument " + std::to_string(k) + " does not fit " + callee->name);
+        if (!callee->parameters[k]->shape.Compatible(i.operands[k]->shape)) {
+          return Bad("argument " + std::to_string(k) + " does not fit " + callee->name + ": it is " +
+                     i.operands[k]->shape.ToString(false) + ", the parameter " +
+                     callee->parameters[k]->shape.ToString(false));
+        }
       }
       return callee->ResultShape();
     }
