@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/plan.h"
 
@@ -44,6 +45,33 @@ template <typename T>
 Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
   Kernel kernel;
   VisitFloatBinary(op, [&](auto f) { kernel = Binary<T, T>(a, b, o, n, f); });
+  return kernel;
+}
+
+// bf16 and f16 arithmetic computed in f32 and rounded once: for add,
+// subtract, multiply and divide f32 has more than twice their precision
+// plus two bits, so the two roundings give the correctly rounded result;
+// maximum, minimum, negate and abs are exact. Other ops (exp, tanh...) are
+// left to the evaluator.
+template <typename N>
+Kernel NarrowFloatArithmetic(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
+  auto narrow = [](float x) {
+    if constexpr (std::is_same_v<N, Bf16>) {
+      return ToBf16(x);
+    } else {
+      return ToF16(x);
+    }
+  };
+  Kernel kernel;
+  const bool exact_binary = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply ||
+                            op == Opcode::kDivide || op == Opcode::kMaximum || op == Opcode::kMinimum;
+  if (exact_binary && in.size() == 2) {
+    VisitFloatBinary(op, [&](auto f) {
+      kernel = Binary<N, N>(in[0], in[1], o, n, [=](N x, N y) { return narrow(f(ToFloat(x), ToFloat(y))); });
+    });
+  } else if ((op == Opcode::kNegate || op == Opcode::kAbs) && in.size() == 1) {
+    VisitFloatUnary(op, [&](auto f) { kernel = Unary<N, N>(in[0], o, n, [=](N x) { return narrow(f(ToFloat(x))); }); });
+  }
   return kernel;
 }
 
@@ -173,6 +201,37 @@ Kernel ConvertFrom(ElementType to, Slot a, Slot o, int64_t n) {
   return ForType(to, [&]<typename To>() -> Kernel { return Convert<From, To>(a, o, n); });
 }
 
+// Converts to and from the 16-bit floats through f32, which holds every
+// bf16 and f16 value exactly: widening is exact, and narrowing from f32 (or
+// between bf16 and f16) rounds once, to nearest even. Narrowing from f64
+// would round twice through f32: left to the evaluator.
+Kernel NarrowFloatConvert(ElementType from, ElementType to, Slot a, Slot o, int64_t n) {
+  const bool from_narrow = from == ElementType::kBF16 || from == ElementType::kF16;
+  const bool to_narrow = to == ElementType::kBF16 || to == ElementType::kF16;
+  if (!from_narrow && !to_narrow) return nullptr;
+  auto widen = [&]<typename N>() -> Kernel {
+    if (to == ElementType::kF32) return Unary<N, float>(a, o, n, [](N x) { return ToFloat(x); });
+    if (to == ElementType::kF64) return Unary<N, double>(a, o, n, [](N x) { return double(ToFloat(x)); });
+    if (to == ElementType::kBF16) return Unary<N, Bf16>(a, o, n, [](N x) { return ToBf16(ToFloat(x)); });
+    if (to == ElementType::kF16) return Unary<N, F16>(a, o, n, [](N x) { return ToF16(ToFloat(x)); });
+    return nullptr;
+  };
+  if (from == ElementType::kBF16) return widen.template operator()<Bf16>();
+  if (from == ElementType::kF16) return widen.template operator()<F16>();
+  // Integers of up to 16 bits are exact in f32: one rounding, to the narrow float.
+  const bool small_int = from == ElementType::kS8 || from == ElementType::kU8 || from == ElementType::kS16 ||
+                         from == ElementType::kU16;
+  if (small_int && to_narrow) {
+    return ForType(from, [&]<typename I>() -> Kernel {
+      if (to == ElementType::kBF16) return Unary<I, Bf16>(a, o, n, [](I x) { return ToBf16(float(x)); });
+      return Unary<I, F16>(a, o, n, [](I x) { return ToF16(float(x)); });
+    });
+  }
+  if (from == ElementType::kF32 && to == ElementType::kBF16) return Unary<float, Bf16>(a, o, n, [](float x) { return ToBf16(x); });
+  if (from == ElementType::kF32 && to == ElementType::kF16) return Unary<float, F16>(a, o, n, [](float x) { return ToF16(x); });
+  return nullptr;
+}
+
 }  // namespace
 
 Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
@@ -185,9 +244,18 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
   const bool is_pred = t == ElementType::kPred;
   if (op == Opcode::kSelect) {
     if (i.operands[0]->shape.rank() != i.shape.rank()) return nullptr;
-    return ForType(i.shape.element_type(), [&]<typename T>() -> Kernel { return Select<T>(in[0], in[1], in[2], out, n); });
+    // Select moves the bytes an element is stored in (sub-byte values sit
+    // one to a byte), whatever they mean: any element of 1, 2, 4 or 8 bytes.
+    switch (hlo::Info(i.shape.element_type()).byte_size) {
+      case 1: return Select<uint8_t>(in[0], in[1], in[2], out, n);
+      case 2: return Select<uint16_t>(in[0], in[1], in[2], out, n);
+      case 4: return Select<uint32_t>(in[0], in[1], in[2], out, n);
+      case 8: return Select<uint64_t>(in[0], in[1], in[2], out, n);
+      default: return nullptr;
+    }
   }
   if (op == Opcode::kConvert) {
+    if (Kernel narrow = NarrowFloatConvert(t, i.shape.element_type(), in[0], out, n)) return narrow;
     return ForType(t, [&]<typename From>() -> Kernel { return ConvertFrom<From>(i.shape.element_type(), in[0], out, n); });
   }
   if (op == Opcode::kCompare) {
@@ -199,6 +267,8 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
     return ForType(t, [&]<typename T>() -> Kernel { return Compare<T>(direction, in[0], in[1], out, n); });
   }
   if (i.shape.element_type() != t && op != Opcode::kIsFinite) return nullptr;
+  if (t == ElementType::kBF16) return NarrowFloatArithmetic<Bf16>(op, in, out, n);
+  if (t == ElementType::kF16) return NarrowFloatArithmetic<F16>(op, in, out, n);
   if (hlo::IsElementwiseBinary(op) && in.size() == 2) {
     if (is_float) {
       return t == ElementType::kF32 ? FloatBinary<float>(op, in[0], in[1], out, n)

@@ -1,12 +1,13 @@
 // Reductions whose body is one commutative binary op (add, multiply, max,
-// min, and, or) on one input: the body is recognised at compile time and
-// becomes a typed accumulation loop.
+// min, and, or; reducers.h) on one input: the body is recognised at compile
+// time and becomes a typed accumulation loop.
 #include <cmath>
 #include <type_traits>
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/reducers.h"
 
 namespace anvil::cpu {
 namespace {
@@ -60,40 +61,17 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
 template <typename T>
 Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
                 std::vector<int64_t> rd, std::vector<int64_t> rs) {
-  switch (op) {
-    case Opcode::kAdd:
-      // f32 sums carry a double and round once: a batch-norm or bias
-      // gradient sums a million terms, where an f32 running sum loses up to
-      // n/2 ULP to rounding.
-      if constexpr (std::is_same_v<T, float>) {
-        return Reduce<T, double>(in, init, out, kd, ks, rd, rs, [](double a, double b) { return a + b; });
-      }
-      return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a + b); });
-    case Opcode::kMultiply: return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a * b); });
-    case Opcode::kMaximum:
-      if constexpr (std::is_floating_point_v<T>) {
-        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) {
-          return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : (a > b || (a == b && !std::signbit(a)) ? a : b);
-        });
-      } else {
-        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return a > b ? a : b; });
-      }
-    case Opcode::kMinimum:
-      if constexpr (std::is_floating_point_v<T>) {
-        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) {
-          return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : (a < b || (a == b && std::signbit(a)) ? a : b);
-        });
-      } else {
-        return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return a < b ? a : b; });
-      }
-    case Opcode::kAnd:
-      if constexpr (std::is_integral_v<T>) return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a & b); });
-      return nullptr;
-    case Opcode::kOr:
-      if constexpr (std::is_integral_v<T>) return Reduce<T>(in, init, out, kd, ks, rd, rs, [](T a, T b) { return T(a | b); });
-      return nullptr;
-    default: return nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    // f32 sums carry a double and round once: a batch-norm or bias
+    // gradient sums a million terms, where an f32 running sum loses up to
+    // n/2 ULP to rounding.
+    if (op == Opcode::kAdd) {
+      return Reduce<T, double>(in, init, out, kd, ks, rd, rs, [](double a, double b) { return a + b; });
+    }
   }
+  Kernel kernel;
+  reducer::Visit<T>(op, [&](auto combine) { kernel = Reduce<T>(in, init, out, kd, ks, rd, rs, combine); });
+  return kernel;
 }
 
 }  // namespace
@@ -117,9 +95,15 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
   switch (i.shape.element_type()) {
     case ElementType::kF32: return ReduceOf<float>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kF64: return ReduceOf<double>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kS8: return ReduceOf<int8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kS16: return ReduceOf<int16_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kS32: return ReduceOf<int32_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kS64: return ReduceOf<int64_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kPred: return ReduceOf<uint8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kU8: return ReduceOf<uint8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kU16: return ReduceOf<uint16_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kU32: return ReduceOf<uint32_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kU64: return ReduceOf<uint64_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kPred: return ReduceOf<bool>(*op, in[0], in[1], out, kd, ks, rd, rs);
     default: return nullptr;
   }
 }

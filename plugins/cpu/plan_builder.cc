@@ -283,6 +283,17 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         v = plan_->values[operand_values[s][0]].elements.at(static_cast<size_t>(*index));
         break;
       }
+      case Opcode::kCustomCall:
+        // A sharding annotation passes its one operand through (on one device
+        // there is nothing to shard); other custom calls are computed.
+        if (hlo::StringAttribute(i, "custom_call_target") != "Sharding" || operand_values[s].size() != 1 ||
+            !i.shape.Compatible(plan_->values[operand_values[s][0]].shape)) {
+          v = NewValue(i.shape, step);
+          computes[s] = true;
+          break;
+        }
+        v = operand_values[s][0];
+        break;
       case Opcode::kReshape:
       case Opcode::kBitcast:
       case Opcode::kBitcastConvert:
