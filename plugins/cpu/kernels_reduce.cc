@@ -6,6 +6,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reducers.h"
 
@@ -74,6 +75,24 @@ Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd
   return kernel;
 }
 
+// bf16 and f16 reductions round every step, as the evaluator's bf16 and
+// f16 arithmetic does: each step in f32, rounded once (reducers.h's ops).
+template <typename N>
+Kernel NarrowReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
+                      std::vector<int64_t> rd, std::vector<int64_t> rs) {
+  Kernel kernel;
+  reducer::Visit<float>(op, [&](auto f) {
+    kernel = Reduce<N>(in, init, out, kd, ks, rd, rs, [f](N a, N b) {
+      if constexpr (std::is_same_v<N, Bf16>) {
+        return ToBf16(f(ToFloat(a), ToFloat(b)));
+      } else {
+        return ToF16(f(ToFloat(a), ToFloat(b)));
+      }
+    });
+  });
+  return kernel;
+}
+
 }  // namespace
 
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
@@ -95,6 +114,8 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
   switch (i.shape.element_type()) {
     case ElementType::kF32: return ReduceOf<float>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kF64: return ReduceOf<double>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kBF16: return NarrowReduceOf<Bf16>(*op, in[0], in[1], out, kd, ks, rd, rs);
+    case ElementType::kF16: return NarrowReduceOf<F16>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kS8: return ReduceOf<int8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kS16: return ReduceOf<int16_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kS32: return ReduceOf<int32_t>(*op, in[0], in[1], out, kd, ks, rd, rs);

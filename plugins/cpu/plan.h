@@ -105,6 +105,7 @@ Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in
 Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel GatherKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);
