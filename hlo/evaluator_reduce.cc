@@ -7,6 +7,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
+#include "hlo/merge_sort.h"
 #include "hlo/patterns.h"
 
 namespace anvil::hlo::eval {
@@ -29,21 +30,6 @@ Literal Pack(std::vector<Literal> parts) {
   Literal t(Shape::Tuple(shapes));
   t.mutable_tuple_elements() = std::move(parts);
   return t;
-}
-
-template <typename Less>
-void MergeSort(std::vector<int64_t>& v, Less less) {
-  std::vector<int64_t> tmp(v.size());
-  for (size_t width = 1; width < v.size(); width *= 2) {
-    for (size_t lo = 0; lo < v.size(); lo += 2 * width) {
-      size_t mid = std::min(lo + width, v.size()), hi = std::min(lo + 2 * width, v.size());
-      size_t a = lo, b = mid, out = lo;
-      while (a < mid && b < hi) tmp[out++] = less(v[b], v[a]) ? v[b++] : v[a++];
-      while (a < mid) tmp[out++] = v[a++];
-      while (b < hi) tmp[out++] = v[b++];
-    }
-    v.swap(tmp);
-  }
 }
 
 }  // namespace

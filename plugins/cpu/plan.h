@@ -106,6 +106,8 @@ Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel GatherKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// Sort of one or more operands: `out` holds the result leaves' slots.
+Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);

@@ -414,14 +414,14 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     Kernel kernel;
     const bool batch_norm = i.opcode == Opcode::kBatchNormTraining || i.opcode == Opcode::kBatchNormInference ||
                             i.opcode == Opcode::kBatchNormGrad;
-    if (batch_norm) {
+    if (batch_norm || i.opcode == Opcode::kSort) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);
       std::vector<Slot> outs;
       for (int leaf : leaves) outs.push_back(SlotOf(leaf));
       std::vector<Slot> ins;
       for (int o : operand_values[s]) ins.push_back(SlotOf(o));
-      kernel = BatchNormKernel(i, ins, outs);
+      kernel = batch_norm ? BatchNormKernel(i, ins, outs) : SortKernel(i, ins, outs);
     }
     Temp temp{temp_region, 0};
     if (!kernel && arrays) {

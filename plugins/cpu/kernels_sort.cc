@@ -1,0 +1,143 @@
+// sort whose comparator is one compare of one operand's two elements
+// (`compare(p[2k], p[2k+1]), direction=LT` sorts ascending by operand k,
+// GT descending; either order of the parameters), of any number of
+// operands, along one dimension. Each row is ordered by the evaluator's own
+// merge sort (hlo/merge_sort.h: stable, and defined for NaN, which no
+// strict weak order is), then every operand's row is permuted. Rows split
+// across threads.
+#include <cstring>
+#include <numeric>
+
+#include "hlo/attributes.h"
+#include "hlo/merge_sort.h"
+#include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::ElementType;
+using hlo::Opcode;
+
+struct SortLayout {
+  int64_t rows = 0, length = 0, stride = 0;  // rows along `dim`, its length and element stride
+  std::vector<int64_t> dims, strides;          // to find each row's first element
+  int64_t dim = 0;
+  std::vector<int64_t> element_bytes;          // per operand
+};
+
+// The offset (in elements) of row r's first element.
+int64_t RowStart(const SortLayout& l, int64_t r) {
+  int64_t offset = 0;
+  for (size_t d = l.dims.size(); d-- > 0;) {
+    if (static_cast<int64_t>(d) == l.dim) continue;
+    offset += (r % l.dims[d]) * l.strides[d];
+    r /= l.dims[d];
+  }
+  return offset;
+}
+
+template <typename T, typename Less>
+Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key, Less less) {
+  return [=](const Frame& frame) {
+    const T* keys = static_cast<const T*>(frame.At(in[static_cast<size_t>(key)]));
+    frame.parallel->For(l.rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, l.length)), [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> order(static_cast<size_t>(l.length));
+      std::vector<unsigned char> row;
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t start = RowStart(l, r);
+        std::iota(order.begin(), order.end(), 0);
+        hlo::MergeSort(order, [&](int64_t a, int64_t b) {
+          return less(keys[start + a * l.stride], keys[start + b * l.stride]);
+        });
+        // Gather each operand's row through a copy, so that an output that
+        // is its own input (one buffer) reads the unsorted values.
+        for (size_t v = 0; v < in.size(); ++v) {
+          const size_t bytes = static_cast<size_t>(l.element_bytes[v]);
+          const auto* src = static_cast<const unsigned char*>(frame.At(in[v]));
+          auto* dst = static_cast<unsigned char*>(frame.At(out[v]));
+          row.resize(bytes * static_cast<size_t>(l.length));
+          for (int64_t p = 0; p < l.length; ++p) {
+            std::memcpy(row.data() + p * bytes, src + (start + order[static_cast<size_t>(p)] * l.stride) * bytes, bytes);
+          }
+          for (int64_t p = 0; p < l.length; ++p) std::memcpy(dst + (start + p * l.stride) * bytes, row.data() + p * bytes, bytes);
+        }
+      }
+    });
+  };
+}
+
+template <typename T>
+Kernel Typed(bool ascending, const SortLayout& l, const std::vector<Slot>& in, const std::vector<Slot>& out, int key) {
+  auto value = [](T x) {
+    if constexpr (std::is_same_v<T, Bf16> || std::is_same_v<T, F16>) {
+      return ToFloat(x);
+    } else {
+      return x;
+    }
+  };
+  if (ascending) return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) < value(b); });
+  return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) > value(b); });
+}
+
+}  // namespace
+
+Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
+  if (i.called_computations.size() != 1 || in.empty() || in.size() != out.size() || in.size() != i.operands.size()) {
+    return nullptr;
+  }
+  const hlo::Computation& comparator = *i.called_computations[0];
+  const hlo::Instruction* root = comparator.root;
+  if (!root || root->opcode != Opcode::kCompare || root->operands.size() != 2) return nullptr;
+  const hlo::Instruction* a = root->operands[0];
+  const hlo::Instruction* b = root->operands[1];
+  if (a->opcode != Opcode::kParameter || b->opcode != Opcode::kParameter || a->parameter_number / 2 != b->parameter_number / 2 ||
+      a->parameter_number == b->parameter_number) {
+    return nullptr;
+  }
+  const std::string direction = hlo::StringAttribute(*root, "direction");
+  const std::string type = hlo::StringAttribute(*root, "type");
+  if (type == "TOTALORDER" || (direction != "LT" && direction != "GT")) return nullptr;
+  // compare(p[2k], p[2k+1]) LT is ascending; with the parameters swapped, descending.
+  const bool ascending = (direction == "LT") == (a->parameter_number % 2 == 0);
+  const int key = static_cast<int>(a->parameter_number / 2);
+  if (key >= static_cast<int>(i.operands.size())) return nullptr;
+  const ElementType key_type = i.operands[static_cast<size_t>(key)]->shape.element_type();
+  const bool is_signed = key_type == ElementType::kS8 || key_type == ElementType::kS16 ||
+                         key_type == ElementType::kS32 || key_type == ElementType::kS64;
+  if ((type == "UNSIGNED" && is_signed) || (type == "SIGNED" && !is_signed && key_type != ElementType::kPred)) {
+    return nullptr;  // a comparison that reinterprets the keys: the evaluator's
+  }
+  auto dims = hlo::IntListAttribute(i, "dimensions");
+  if (!dims.ok() || dims->size() != 1) return nullptr;
+  SortLayout l;
+  l.dims = i.operands[0]->shape.dims();
+  l.dim = (*dims)[0];
+  if (l.dim < 0 || l.dim >= static_cast<int64_t>(l.dims.size())) return nullptr;
+  for (const hlo::Instruction* o : i.operands) {
+    if (!o->shape.IsArray() || o->shape.dims() != l.dims) return nullptr;
+    l.element_bytes.push_back(hlo::Info(o->shape.element_type()).byte_size);
+  }
+  l.strides = RowMajorStrides(l.dims);
+  l.length = l.dims[static_cast<size_t>(l.dim)];
+  l.stride = l.strides[static_cast<size_t>(l.dim)];
+  l.rows = l.length == 0 ? 0 : i.operands[0]->shape.ElementCount() / l.length;
+  switch (key_type) {
+    case ElementType::kF32: return Typed<float>(ascending, l, in, out, key);
+    case ElementType::kF64: return Typed<double>(ascending, l, in, out, key);
+    case ElementType::kBF16: return Typed<Bf16>(ascending, l, in, out, key);
+    case ElementType::kF16: return Typed<F16>(ascending, l, in, out, key);
+    case ElementType::kS8: return Typed<int8_t>(ascending, l, in, out, key);
+    case ElementType::kS16: return Typed<int16_t>(ascending, l, in, out, key);
+    case ElementType::kS32: return Typed<int32_t>(ascending, l, in, out, key);
+    case ElementType::kS64: return Typed<int64_t>(ascending, l, in, out, key);
+    case ElementType::kU8: return Typed<uint8_t>(ascending, l, in, out, key);
+    case ElementType::kU16: return Typed<uint16_t>(ascending, l, in, out, key);
+    case ElementType::kU32: return Typed<uint32_t>(ascending, l, in, out, key);
+    case ElementType::kU64: return Typed<uint64_t>(ascending, l, in, out, key);
+    case ElementType::kPred: return Typed<uint8_t>(ascending, l, in, out, key);
+    default: return nullptr;  // complex and sub-byte keys: the evaluator's
+  }
+}
+
+}  // namespace anvil::cpu
