@@ -74,6 +74,11 @@ struct Plan {
 
 // Compiles the canonical module's entry into a plan.
 hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module);
+// Compiles a computation a loop runs: its parameter's array leaves are the
+// plan's parameters, in order, and its root's leaves its outputs.
+hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation);
+// Runs a plan's steps on `frame` (errors are thrown, as from any step).
+void RunSteps(const Plan& plan, const Frame& frame);
 
 // Element strides of a dense row-major array of `dims`.
 inline std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
@@ -106,6 +111,12 @@ Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel GatherKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// while: its condition and body compiled as nested plans, run in turn on the
+// loop state (the operand's and the result's array leaves).
+// `nested_reference_steps` gets the reference steps of both plans (the
+// profile counts them with the entry's).
+hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<Slot>& state_in,
+                                  const std::vector<Slot>& state_out, Temp* temp, int* nested_reference_steps);
 // Sort of one or more operands: `out` holds the result leaves' slots.
 Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);

@@ -70,7 +70,9 @@ bool RunsInline(const hlo::Computation& entry) {
 
 class Builder {
  public:
-  explicit Builder(const hlo::Computation& entry) : entry_(entry) {}
+  // `nested`: a computation a while loop runs, whose one parameter may be a
+  // tuple (its leaves become parameters 0, 1, ... in order).
+  Builder(const hlo::Computation& entry, bool nested) : entry_(entry), nested_(nested) {}
   hlo::StatusOr<std::unique_ptr<Plan>> Build();
 
  private:
@@ -84,6 +86,10 @@ class Builder {
   Kernel Fallback(const Instruction& i, std::vector<int> operands, int result);
 
   const hlo::Computation& entry_;
+  const bool nested_;
+  int64_t next_parameter_ = 0;  // leaves of a nested computation's tuple parameter
+  // A value for a parameter of `shape`, its array leaves parameter slots.
+  int ParameterValue(const hlo::Shape& shape);
   std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
   std::vector<int> buffer_of_;  // value -> scratch buffer, or -1
   std::vector<Buffer> buffers_;
@@ -107,6 +113,21 @@ int Builder::NewValue(const hlo::Shape& shape, int step) {
   v.shape = shape;
   v.elements = std::move(elements);
   plan_->values.push_back(v);
+  buffer_of_.push_back(-1);
+  return static_cast<int>(plan_->values.size()) - 1;
+}
+
+int Builder::ParameterValue(const hlo::Shape& shape) {
+  Value value;
+  value.shape = shape;
+  if (shape.IsTuple()) {
+    for (const hlo::Shape& e : shape.tuple_elements()) value.elements.push_back(ParameterValue(e));
+  } else {
+    value.slot.kind = Slot::Kind::kParameter;
+    value.slot.index = next_parameter_++;
+    plan_->parameter_shapes.push_back(shape);
+  }
+  plan_->values.push_back(value);
   buffer_of_.push_back(-1);
   return static_cast<int>(plan_->values.size()) - 1;
 }
@@ -243,6 +264,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     int v = -1;
     switch (i.opcode) {
       case Opcode::kParameter: {
+        if (nested_) {
+          v = ParameterValue(i.shape);
+          break;
+        }
         Value value;
         value.shape = i.shape;
         value.slot.kind = Slot::Kind::kParameter;
@@ -385,7 +410,9 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   temp_region.kind = Slot::Kind::kScratch;
   temp_region.offset = top;
   int64_t temp_bytes = 0;
-  for (const auto* p : entry_.parameters) plan_->parameter_shapes.push_back(p->shape);
+  if (!nested_) {
+    for (const auto* p : entry_.parameters) plan_->parameter_shapes.push_back(p->shape);
+  }
   // Pass 3: kernels, bound to their final slots.
   for (size_t s = 0; s < instructions.size(); ++s) {
     if (!computes[s]) continue;
@@ -414,6 +441,23 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     Kernel kernel;
     const bool batch_norm = i.opcode == Opcode::kBatchNormTraining || i.opcode == Opcode::kBatchNormInference ||
                             i.opcode == Opcode::kBatchNormGrad;
+    if (i.opcode == Opcode::kWhile) {
+      std::vector<int> in_leaves, out_leaves;
+      Leaves(operand_values[s].at(0), in_leaves);
+      Leaves(result_value[s], out_leaves);
+      std::vector<Slot> state_in, state_out;
+      for (int leaf : in_leaves) state_in.push_back(SlotOf(leaf));
+      for (int leaf : out_leaves) state_out.push_back(SlotOf(leaf));
+      Temp temp{temp_region, 0};
+      // A loop whose condition or body cannot be planned runs in the evaluator.
+      int nested_reference_steps = 0;
+      auto built = WhileKernel(i, state_in, state_out, &temp, &nested_reference_steps);
+      if (built.ok()) {
+        kernel = std::move(built).value();
+        temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
+        plan_->reference_steps += nested_reference_steps;
+      }
+    }
     if (batch_norm || i.opcode == Opcode::kSort) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);
@@ -473,7 +517,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
 
 hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module) {
   if (!module.entry) return hlo::InvalidArgument("module has no entry computation");
-  Builder builder(*module.entry);
+  Builder builder(*module.entry, /*nested=*/false);
+  return builder.Build();
+}
+
+hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation) {
+  Builder builder(computation, /*nested=*/true);
   return builder.Build();
 }
 
