@@ -114,9 +114,14 @@ Kernel GatherKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
 // while: its condition and body compiled as nested plans, run in turn on the
 // loop state (the operand's and the result's array leaves).
 // `nested_reference_steps` gets the reference steps of both plans (the
-// profile counts them with the entry's).
+// profile counts them with the entry's). Both in kernels_control_flow.cc.
 hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<Slot>& state_in,
                                   const std::vector<Slot>& state_out, Temp* temp, int* nested_reference_steps);
+// conditional: each branch a nested plan reading its operand's leaves and
+// writing the result's leaves.
+hlo::StatusOr<Kernel> ConditionalKernel(const hlo::Instruction& i, const Slot& selector,
+                                        const std::vector<std::vector<Slot>>& branch_operands,
+                                        const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps);
 // Sort of one or more operands: `out` holds the result leaves' slots.
 Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);

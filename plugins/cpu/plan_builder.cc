@@ -458,6 +458,29 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         plan_->reference_steps += nested_reference_steps;
       }
     }
+    if (i.opcode == Opcode::kConditional && !operand_values[s].empty()) {
+      std::vector<std::vector<Slot>> branch_operands;
+      for (size_t k = 1; k < operand_values[s].size(); ++k) {
+        std::vector<int> leaves;
+        Leaves(operand_values[s][k], leaves);
+        std::vector<Slot> slots;
+        for (int leaf : leaves) slots.push_back(SlotOf(leaf));
+        branch_operands.push_back(std::move(slots));
+      }
+      std::vector<int> out_leaves;
+      Leaves(result_value[s], out_leaves);
+      std::vector<Slot> result;
+      for (int leaf : out_leaves) result.push_back(SlotOf(leaf));
+      Temp temp{temp_region, 0};
+      int nested_reference_steps = 0;
+      auto built = ConditionalKernel(i, SlotOf(operand_values[s][0]), branch_operands, result, &temp,
+                                     &nested_reference_steps);
+      if (built.ok()) {  // otherwise the evaluator runs it
+        kernel = std::move(built).value();
+        temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
+        plan_->reference_steps += nested_reference_steps;
+      }
+    }
     if (batch_norm || i.opcode == Opcode::kSort) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);

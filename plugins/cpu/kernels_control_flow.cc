@@ -1,3 +1,7 @@
+// Control flow, each computation it runs compiled into a plan of its own
+// (BuildNestedPlan: typed kernels, fusion and buffer reuse, as for the
+// entry).
+//
 // while: the condition and the body are compiled into plans of their own
 // (BuildNestedPlan: typed kernels, fusion and buffer reuse, as for the
 // entry), run in turn until the condition is false. The loop state lives in
@@ -7,6 +11,10 @@
 // plans' scratch, the next state and the condition's flag, sits in the
 // step's temp region: a loop allocates nothing per iteration but the frames'
 // small pointer lists.
+//
+// conditional: the selector picks a branch (a pred: true is the first; an
+// integer out of range: the last, as HLO defines), whose plan reads that
+// branch's operand and writes the conditional's result buffers directly.
 #include <cstring>
 
 #include "hlo/attributes.h"
@@ -96,6 +104,51 @@ hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<S
         if (loop->leaf_bytes[k] > 0) std::memcpy(state[k], step.outputs[k], static_cast<size_t>(loop->leaf_bytes[k]));
       }
     }
+  });
+}
+
+hlo::StatusOr<Kernel> ConditionalKernel(const hlo::Instruction& i, const Slot& selector,
+                                        const std::vector<std::vector<Slot>>& branch_operands,
+                                        const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps) {
+  const size_t n = i.called_computations.size();
+  if (n == 0 || branch_operands.size() != n) return hlo::InvalidArgument("conditional %" + i.name + " has no branches");
+  const hlo::ElementType selector_type = i.operands[0]->shape.element_type();
+  const bool by_pred = selector_type == hlo::ElementType::kPred;
+  if (!by_pred && selector_type != hlo::ElementType::kS32) return hlo::InvalidArgument("selector of another type");
+  if (by_pred && n != 2) return hlo::InvalidArgument("a pred selector needs two branches");
+  auto branches = std::make_shared<std::vector<std::unique_ptr<Plan>>>();
+  int64_t scratch = 0;
+  *nested_reference_steps = 0;
+  for (size_t b = 0; b < n; ++b) {
+    auto plan = BuildNestedPlan(*i.called_computations[b]);
+    if (!plan.ok()) return plan.status();
+    if ((*plan)->parameter_shapes.size() != branch_operands[b].size() || (*plan)->output_shapes.size() != result.size()) {
+      return hlo::InvalidArgument("conditional %" + i.name + ": a branch does not fit its operand or the result");
+    }
+    scratch = std::max(scratch, (*plan)->scratch_bytes);
+    *nested_reference_steps += (*plan)->reference_steps;
+    branches->push_back(std::move(plan).value());
+  }
+  int64_t top = 0;
+  const int64_t scratch_at = Reserve(top, scratch);
+  temp->bytes = top;
+  const Slot region = temp->slot;
+  return Kernel([=](const Frame& frame) {
+    size_t pick;
+    if (by_pred) {
+      pick = *static_cast<const uint8_t*>(frame.At(selector)) ? 0 : 1;
+    } else {
+      const int32_t index = *static_cast<const int32_t*>(frame.At(selector));
+      pick = index < 0 || static_cast<size_t>(index) >= branches->size() ? branches->size() - 1 : static_cast<size_t>(index);
+    }
+    const Plan& branch = *(*branches)[pick];
+    Frame f;
+    for (const Slot& s : branch_operands[pick]) f.parameters.push_back(frame.At(s));
+    for (const Slot& s : result) f.outputs.push_back(frame.At(s));
+    f.scratch = static_cast<char*>(frame.At(region)) + scratch_at;
+    f.constants = &branch.constants;
+    f.parallel = frame.parallel;
+    RunSteps(branch, f);
   });
 }
 
