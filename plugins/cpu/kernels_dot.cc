@@ -8,6 +8,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "hlo/attributes.h"
@@ -145,6 +146,117 @@ Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
   };
 }
 
+// Dots with an f64 or integer result, as the evaluator computes them:
+// operands gathered into [batch][rows][depth] and [batch][depth][cols] of T
+// (double for f64, wrapping uint64 for integers), each sum taken over k in
+// order, so the two agree bit for bit. No BLAS has these; the loop keeps a
+// row of sums in cache while k streams.
+template <typename T>
+T ReadAs(const void* p, ElementType t, int64_t e) {
+  switch (t) {
+    case ElementType::kF64: return static_cast<T>(static_cast<const double*>(p)[e]);
+    case ElementType::kF32: return static_cast<T>(static_cast<const float*>(p)[e]);
+    case ElementType::kBF16: return static_cast<T>(ToFloat(static_cast<const Bf16*>(p)[e]));
+    case ElementType::kF16: return static_cast<T>(ToFloat(static_cast<const F16*>(p)[e]));
+    case ElementType::kS8: case ElementType::kS4: return static_cast<T>(static_cast<const int8_t*>(p)[e]);
+    case ElementType::kS16: return static_cast<T>(static_cast<const int16_t*>(p)[e]);
+    case ElementType::kS32: return static_cast<T>(static_cast<const int32_t*>(p)[e]);
+    case ElementType::kS64: return static_cast<T>(static_cast<const int64_t*>(p)[e]);
+    case ElementType::kU8: case ElementType::kU4: case ElementType::kPred: return static_cast<T>(static_cast<const uint8_t*>(p)[e]);
+    case ElementType::kU16: return static_cast<T>(static_cast<const uint16_t*>(p)[e]);
+    case ElementType::kU32: return static_cast<T>(static_cast<const uint32_t*>(p)[e]);
+    case ElementType::kU64: return static_cast<T>(static_cast<const uint64_t*>(p)[e]);
+    default: return T{0};
+  }
+}
+
+template <typename T>
+void PackAs(const void* source, ElementType type, T* packed, const Packing& p, int64_t begin, int64_t end) {
+  const size_t last = p.dims.size() - 1;
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t rest = row, offset = 0;
+    for (size_t d = last; d-- > 0;) {
+      offset += (rest % p.dims[d]) * p.strides[d];
+      rest /= p.dims[d];
+    }
+    T* out = packed + row * p.cols;
+    for (int64_t j = 0; j < p.cols; ++j) out[j] = ReadAs<T>(source, type, offset + j * p.strides[last]);
+  }
+}
+
+template <typename T>
+Kernel ExactDotOf(std::shared_ptr<const Packing> lp, std::shared_ptr<const Packing> rp, ElementType lt, ElementType rt,
+                  ElementType result, int64_t batch, int64_t m, int64_t k, int64_t n, Slot a, Slot b, Slot c) {
+  const int64_t result_bytes = hlo::Info(result).byte_size;
+  return [=](const Frame& frame) {
+    std::vector<T> x(static_cast<size_t>(batch * m * k)), y(static_cast<size_t>(batch * k * n));
+    PackAs<T>(frame.At(a), lt, x.data(), *lp, 0, lp->rows);
+    PackAs<T>(frame.At(b), rt, y.data(), *rp, 0, rp->rows);
+    char* z = static_cast<char*>(frame.At(c));
+    frame.parallel->For(batch * m, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, k * n)), [&](int64_t lo, int64_t hi) {
+      std::vector<T> sums(static_cast<size_t>(n));
+      for (int64_t row = lo; row < hi; ++row) {
+        const int64_t s = row / m;
+        std::fill(sums.begin(), sums.end(), T{0});
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const T scale = x[static_cast<size_t>(row * k + kk)];
+          const T* y_row = y.data() + (s * k + kk) * n;
+          for (int64_t j = 0; j < n; ++j) sums[static_cast<size_t>(j)] += scale * y_row[j];
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          // Little-endian: an integer result is the sum's low bytes.
+          std::memcpy(z + (row * n + j) * result_bytes, &sums[static_cast<size_t>(j)], static_cast<size_t>(result_bytes));
+        }
+      }
+    });
+  };
+}
+
+Kernel ExactDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  const ElementType t = i.shape.element_type();
+  const bool f64 = t == ElementType::kF64;
+  const bool integer = t == ElementType::kS8 || t == ElementType::kS16 || t == ElementType::kS32 || t == ElementType::kS64 ||
+                       t == ElementType::kU8 || t == ElementType::kU16 || t == ElementType::kU32 || t == ElementType::kU64;
+  if (!f64 && !integer) return nullptr;
+  const hlo::Shape& l = i.operands[0]->shape;
+  const hlo::Shape& r = i.operands[1]->shape;
+  auto is_float = [](ElementType e) {
+    return e == ElementType::kF64 || e == ElementType::kF32 || e == ElementType::kBF16 || e == ElementType::kF16;
+  };
+  // An integer result from integer (or pred) operands; an f64 one from floats.
+  if (integer && (is_float(l.element_type()) || is_float(r.element_type()))) return nullptr;
+  if (f64 && (!is_float(l.element_type()) || !is_float(r.element_type()))) return nullptr;
+  auto lb = hlo::IntListAttribute(i, "lhs_batch_dims");
+  auto rb = hlo::IntListAttribute(i, "rhs_batch_dims");
+  auto lc = hlo::IntListAttribute(i, "lhs_contracting_dims");
+  auto rc = hlo::IntListAttribute(i, "rhs_contracting_dims");
+  if (!lb.ok() || !rb.ok() || !lc.ok() || !rc.ok()) return nullptr;
+  auto free_dims = [](int rank, const std::vector<int64_t>& bd, const std::vector<int64_t>& cd) {
+    std::vector<int64_t> f;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (std::find(bd.begin(), bd.end(), d) == bd.end() && std::find(cd.begin(), cd.end(), d) == cd.end()) f.push_back(d);
+    }
+    return f;
+  };
+  const std::vector<int64_t> lf = free_dims(l.rank(), *lb, *lc), rf = free_dims(r.rank(), *rb, *rc);
+  auto product = [](const hlo::Shape& sh, const std::vector<int64_t>& dims) {
+    int64_t v = 1;
+    for (int64_t d : dims) v *= sh.dim(static_cast<int>(d));
+    return v;
+  };
+  const int64_t batch = product(l, *lb), m = product(l, lf), k = product(l, *lc), n = product(r, rf);
+  if (batch * m * n != i.shape.ElementCount() || batch * m * n == 0) return nullptr;
+  std::vector<int64_t> lhs_order = *lb, rhs_order = *rb;
+  lhs_order.insert(lhs_order.end(), lf.begin(), lf.end());
+  lhs_order.insert(lhs_order.end(), lc->begin(), lc->end());
+  rhs_order.insert(rhs_order.end(), rc->begin(), rc->end());
+  rhs_order.insert(rhs_order.end(), rf.begin(), rf.end());
+  auto lp = std::make_shared<const Packing>(MakePacking(l, lhs_order));
+  auto rp = std::make_shared<const Packing>(MakePacking(r, rhs_order));
+  if (f64) return ExactDotOf<double>(lp, rp, l.element_type(), r.element_type(), t, batch, m, k, n, in[0], in[1], out);
+  return ExactDotOf<uint64_t>(lp, rp, l.element_type(), r.element_type(), t, batch, m, k, n, in[0], in[1], out);
+}
+
 // f32 operands in a layout sgemm reads in place.
 Kernel DirectDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.shape.element_type() != hlo::ElementType::kF32) return nullptr;
@@ -187,7 +299,8 @@ Kernel DirectDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.operands.size() != 2 || in.size() != 2) return nullptr;
   if (Kernel direct = DirectDotKernel(i, in, out)) return direct;
-  return PackedDotKernel(i, in, out);
+  if (Kernel packed = PackedDotKernel(i, in, out)) return packed;
+  return ExactDotKernel(i, in, out);
 }
 
 }  // namespace anvil::cpu
