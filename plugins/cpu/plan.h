@@ -111,6 +111,7 @@ Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel GatherKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel SelectAndScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // while: its condition and body compiled as nested plans, run in turn on the
 // loop state (the operand's and the result's array leaves).
 // `nested_reference_steps` gets the reference steps of both plans (the

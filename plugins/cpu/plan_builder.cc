@@ -505,6 +505,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kScatter) kernel = ScatterKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduceWindow) kernel = ReduceWindowKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kGather) kernel = GatherKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = SelectAndScatterKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
     }
