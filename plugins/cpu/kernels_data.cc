@@ -205,7 +205,53 @@ Kernel IotaOf(int64_t n, int64_t stride, int64_t extent, Slot out) {
   };
 }
 
+// real, imag and complex: the parts of c64 (two f32) and c128 (two f64)
+// elements, moved; real and imag of a real array are the array and zeros.
+template <typename F>
+Kernel ComplexPartsOf(hlo::Opcode op, const std::vector<Slot>& in, Slot out, int64_t n, bool of_complex) {
+  const Slot a = in[0], b = in.size() > 1 ? in[1] : Slot{};
+  return [=](const Frame& frame) {
+    F* y = static_cast<F*>(frame.At(out));
+    const F* x = static_cast<const F*>(frame.At(a));
+    frame.parallel->For(n, 1 << 15, [&](int64_t lo, int64_t hi) {
+      if (op == hlo::Opcode::kComplex) {
+        const F* im = static_cast<const F*>(frame.At(b));
+        for (int64_t k = lo; k < hi; ++k) {
+          y[2 * k] = x[k];
+          y[2 * k + 1] = im[k];
+        }
+      } else if (!of_complex) {
+        for (int64_t k = lo; k < hi; ++k) y[k] = op == hlo::Opcode::kReal ? x[k] : F(0);
+      } else {
+        const int part = op == hlo::Opcode::kReal ? 0 : 1;
+        for (int64_t k = lo; k < hi; ++k) y[k] = x[2 * k + part];
+      }
+    });
+  };
+}
+
 }  // namespace
+
+Kernel ComplexPartsKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  using hlo::ElementType;
+  if (!i.shape.IsArray() || in.empty()) return nullptr;
+  const ElementType from = i.operands[0]->shape.element_type(), to = i.shape.element_type();
+  const int64_t n = i.shape.ElementCount();
+  if (i.opcode == hlo::Opcode::kComplex) {
+    if (in.size() != 2 || i.operands[0]->shape.dims() != i.shape.dims() || i.operands[1]->shape.dims() != i.shape.dims()) {
+      return nullptr;  // an implicit broadcast: the evaluator's
+    }
+    if (to == ElementType::kC64 && from == ElementType::kF32) return ComplexPartsOf<float>(i.opcode, in, out, n, false);
+    if (to == ElementType::kC128 && from == ElementType::kF64) return ComplexPartsOf<double>(i.opcode, in, out, n, false);
+    return nullptr;
+  }
+  if (i.opcode != hlo::Opcode::kReal && i.opcode != hlo::Opcode::kImag) return nullptr;
+  if (from == ElementType::kC64 && to == ElementType::kF32) return ComplexPartsOf<float>(i.opcode, in, out, n, true);
+  if (from == ElementType::kC128 && to == ElementType::kF64) return ComplexPartsOf<double>(i.opcode, in, out, n, true);
+  if (from == to && from == ElementType::kF32) return ComplexPartsOf<float>(i.opcode, in, out, n, false);
+  if (from == to && from == ElementType::kF64) return ComplexPartsOf<double>(i.opcode, in, out, n, false);
+  return nullptr;
+}
 
 Kernel IotaKernel(const hlo::Instruction& i, const Slot& out) {
   using hlo::ElementType;

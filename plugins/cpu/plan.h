@@ -108,6 +108,7 @@ struct Temp {
 Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel IotaKernel(const hlo::Instruction& i, const Slot& out);
+Kernel ComplexPartsKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel GatherKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);

@@ -502,6 +502,9 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
+      if (!kernel && (i.opcode == Opcode::kReal || i.opcode == Opcode::kImag || i.opcode == Opcode::kComplex)) {
+        kernel = ComplexPartsKernel(i, in, out);
+      }
       if (!kernel && i.opcode == Opcode::kScatter) kernel = ScatterKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduceWindow) kernel = ReduceWindowKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kGather) kernel = GatherKernel(i, in, out);
