@@ -191,10 +191,35 @@ Kernel ForType(ElementType t, Fn fn) {
   }
 }
 
+// Float to integer as XLA defines it: NaN is 0, values past the type's
+// range saturate, others truncate toward zero.
+template <typename To>
+To SaturatingFromDouble(double x) {
+  if (std::isnan(x)) return To(0);
+  constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
+  // 2^w (unsigned) or 2^(w-1) (signed): the first value past the range, exact in double.
+  constexpr double past = std::is_signed_v<To> ? -lo : 2.0 * (static_cast<double>(std::numeric_limits<To>::max() / 2) + 1);
+  if (x <= lo) return std::numeric_limits<To>::min();
+  if (x >= past) return std::numeric_limits<To>::max();
+  return static_cast<To>(std::trunc(x));
+}
+
+template <typename From, typename Read>
+Kernel FloatToInteger(ElementType to, Slot a, Slot o, int64_t n, Read read) {
+  return ForType(to, [&]<typename To>() -> Kernel {
+    if constexpr (std::is_integral_v<To>) {
+      if (to == ElementType::kPred) return Unary<From, uint8_t>(a, o, n, [read](From x) { return uint8_t(read(x) != 0); });
+      return Unary<From, To>(a, o, n, [read](From x) { return SaturatingFromDouble<To>(read(x)); });
+    }
+    return nullptr;
+  });
+}
+
 template <typename From>
 Kernel ConvertFrom(ElementType to, Slot a, Slot o, int64_t n) {
-  // Float to integer has saturation rules of its own: left to the evaluator.
-  if (std::is_floating_point_v<From> && to != ElementType::kF32 && to != ElementType::kF64) return nullptr;
+  if (std::is_floating_point_v<From> && to != ElementType::kF32 && to != ElementType::kF64) {
+    return FloatToInteger<From>(to, a, o, n, [](From x) { return static_cast<double>(x); });
+  }
   if (to == ElementType::kPred) {
     return Unary<From, uint8_t>(a, o, n, [](From x) { return uint8_t(x != From(0)); });
   }
@@ -216,6 +241,13 @@ Kernel NarrowFloatConvert(ElementType from, ElementType to, Slot a, Slot o, int6
     if (to == ElementType::kF16) return Unary<N, F16>(a, o, n, [](N x) { return ToF16(ToFloat(x)); });
     return nullptr;
   };
+  const bool to_integer = !to_narrow && to != ElementType::kF32 && to != ElementType::kF64;
+  if (from == ElementType::kBF16 && to_integer) {
+    return FloatToInteger<Bf16>(to, a, o, n, [](Bf16 x) { return static_cast<double>(ToFloat(x)); });
+  }
+  if (from == ElementType::kF16 && to_integer) {
+    return FloatToInteger<F16>(to, a, o, n, [](F16 x) { return static_cast<double>(ToFloat(x)); });
+  }
   if (from == ElementType::kBF16) return widen.template operator()<Bf16>();
   if (from == ElementType::kF16) return widen.template operator()<F16>();
   // Integers of up to 16 bits are exact in f32: one rounding, to the narrow float.
