@@ -12,6 +12,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/index_values.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reducers.h"
@@ -156,6 +157,27 @@ Kernel ScatterTyped(std::optional<Opcode> op, bool assign, const ScatterLayout& 
   return kernel;
 }
 
+// bf16 and f16 bodies computed in f32 and rounded once, as the evaluator's
+// bf16 and f16 arithmetic is.
+template <typename N>
+Kernel NarrowScatter(std::optional<Opcode> op, bool assign, const ScatterLayout& l, const std::vector<Slot>& in,
+                     const Slot& out, int64_t n) {
+  if (assign) return ScatterOf<N>(l, in[0], in[1], in[2], out, n, [](N, N update) { return update; });
+  Kernel kernel;
+  if (op) {
+    reducer::Visit<float>(*op, [&](auto f) {
+      kernel = ScatterOf<N>(l, in[0], in[1], in[2], out, n, [f](N a, N b) {
+        if constexpr (std::is_same_v<N, Bf16>) {
+          return ToBf16(f(ToFloat(a), ToFloat(b)));
+        } else {
+          return ToF16(f(ToFloat(a), ToFloat(b)));
+        }
+      });
+    });
+  }
+  return kernel;
+}
+
 }  // namespace
 
 Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
@@ -183,7 +205,12 @@ Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, con
     case ElementType::kU32: return ScatterTyped<uint32_t>(op, assign, *layout, in, out, n);
     case ElementType::kU64: return ScatterTyped<uint64_t>(op, assign, *layout, in, out, n);
     case ElementType::kPred: return ScatterTyped<bool>(op, assign, *layout, in, out, n);
-    default: return nullptr;  // narrow floats, complex, sub-byte: the evaluator's
+    case ElementType::kBF16: return NarrowScatter<Bf16>(op, assign, *layout, in, out, n);
+    case ElementType::kF16: return NarrowScatter<F16>(op, assign, *layout, in, out, n);
+    case ElementType::kC64:  // a store moves the element's bytes
+      return assign ? ScatterOf<uint64_t>(*layout, in[0], in[1], in[2], out, n, [](uint64_t, uint64_t u) { return u; })
+                    : nullptr;
+    default: return nullptr;  // c128, sub-byte, complex arithmetic: the evaluator's
   }
 }
 
