@@ -8,6 +8,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reducers.h"
 
@@ -69,6 +70,22 @@ Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::v
   return kernel;
 }
 
+// bf16 and f16 windows round every step (in f32, once), as the evaluator does.
+template <typename N>
+Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::vector<Slot>& in, const Slot& out) {
+  Kernel kernel;
+  reducer::Visit<float>(op, [&](auto f) {
+    kernel = ReduceWindowOf<N>(t, in[0], in[1], out, [f](N a, N b) {
+      if constexpr (std::is_same_v<N, Bf16>) {
+        return ToBf16(f(ToFloat(a), ToFloat(b)));
+      } else {
+        return ToF16(f(ToFloat(a), ToFloat(b)));
+      }
+    });
+  });
+  return kernel;
+}
+
 }  // namespace
 
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
@@ -102,6 +119,8 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   switch (i.shape.element_type()) {
     case ElementType::kF32: return Typed<float>(*op, t, in, out);
     case ElementType::kF64: return Typed<double>(*op, t, in, out);
+    case ElementType::kBF16: return Narrow<Bf16>(*op, t, in, out);
+    case ElementType::kF16: return Narrow<F16>(*op, t, in, out);
     case ElementType::kS8: return Typed<int8_t>(*op, t, in, out);
     case ElementType::kS16: return Typed<int16_t>(*op, t, in, out);
     case ElementType::kS32: return Typed<int32_t>(*op, t, in, out);
@@ -111,7 +130,7 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
     case ElementType::kU32: return Typed<uint32_t>(*op, t, in, out);
     case ElementType::kU64: return Typed<uint64_t>(*op, t, in, out);
     case ElementType::kPred: return Typed<bool>(*op, t, in, out);
-    default: return nullptr;  // narrow floats and complex: the evaluator's
+    default: return nullptr;  // complex: the evaluator's
   }
 }
 
