@@ -53,58 +53,43 @@ Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const
 
 namespace {
 
-// Sums over one row of a feature (the `inner` elements that lie together),
-// in double, in kLanes partial sums: GCC vectorises no floating-point
-// reduction it would have to reorder, but it does vectorise lanes written
-// out. The rows are summed in order, so results do not depend on threads.
-constexpr int kLanes = 8;
+// The row loops for baseline x86-64, AVX2 and AVX-512, the CPU's best
+// chosen at run time (as for the fused tiles; -ffp-contract=off keeps every
+// variant's rounding the same).
+namespace baseline {
+#include "plugins/cpu/norm_rows.inc"
+}  // namespace baseline
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+#include "plugins/cpu/norm_rows.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw", "prefer-vector-width=512")
+namespace avx512 {
+#include "plugins/cpu/norm_rows.inc"
+}  // namespace avx512
+#pragma GCC pop_options
+#endif
 
-double RowSum(const float* x, int64_t n) {
-  double lanes[kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes) {
-    for (int j = 0; j < kLanes; ++j) lanes[j] += x[k + j];
-  }
-  double sum = 0;
-  for (; k < n; ++k) sum += x[k];
-  for (double l : lanes) sum += l;
-  return sum;
-}
-
-// The sum of (x - mean)^2 over a row.
-double RowSquaredDeviations(const float* x, int64_t n, double mean) {
-  double lanes[kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      const double d = x[k + j] - mean;
-      lanes[j] += d * d;
+const baseline::Rows& HostRows() {
+  static const baseline::Rows rows = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw")) {
+      const avx512::Rows r = avx512::Loops();
+      return baseline::Rows{r.sum, r.squared_deviations, r.gradient_sums, r.normalise, r.gradient};
     }
-  }
-  double sum = 0;
-  for (; k < n; ++k) sum += (x[k] - mean) * (x[k] - mean);
-  for (double l : lanes) sum += l;
-  return sum;
-}
-
-// The sums of dy and of dy * (x - mean) over a row.
-void RowGradientSums(const float* dy, const float* x, int64_t n, double mean, double& sum_dy, double& sum_dy_centered) {
-  double a[kLanes] = {}, b[kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      a[j] += dy[k + j];
-      b[j] += dy[k + j] * (x[k + j] - mean);
+    if (__builtin_cpu_supports("avx2")) {
+      const avx2::Rows r = avx2::Loops();
+      return baseline::Rows{r.sum, r.squared_deviations, r.gradient_sums, r.normalise, r.gradient};
     }
-  }
-  for (; k < n; ++k) {
-    sum_dy += dy[k];
-    sum_dy_centered += dy[k] * (x[k] - mean);
-  }
-  for (int j = 0; j < kLanes; ++j) {
-    sum_dy += a[j];
-    sum_dy_centered += b[j];
-  }
+#endif
+    return baseline::Loops();
+  }();
+  return rows;
 }
 
 }  // namespace
@@ -129,6 +114,7 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
     const float* scale = static_cast<const float*>(frame.At(in[1]));
     const int64_t n = L.inner;
     auto row = [&](const float* base, int64_t o, int64_t f) { return base + (o * L.features + f) * n; };
+    const baseline::Rows& loops = HostRows();
     frame.parallel->For(L.features, 1, [&](int64_t f0, int64_t f1) {
       for (int64_t f = f0; f < f1; ++f) {
         double mean = 0, var = 0;
@@ -142,8 +128,8 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
           double seen = 0, m2 = 0;
           for (int64_t o = 0; o < L.outer; ++o) {
             const float* r = row(x, o, f);
-            const double row_mean = RowSum(r, n) / static_cast<double>(n);
-            const double row_m2 = RowSquaredDeviations(r, n, row_mean);
+            const double row_mean = loops.sum(r, n) / static_cast<double>(n);
+            const double row_m2 = loops.squared_deviations(r, n, row_mean);
             const double total = seen + static_cast<double>(n), delta = row_mean - mean;
             mean += delta * static_cast<double>(n) / total;
             m2 += row_m2 + delta * delta * seen * static_cast<double>(n) / total;
@@ -155,18 +141,14 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
         if (op == hlo::Opcode::kBatchNormGrad) {
           const float* dy = static_cast<const float*>(frame.At(in[4]));
           double grad_offset = 0, grad_centered = 0;
-          for (int64_t o = 0; o < L.outer; ++o) RowGradientSums(row(dy, o, f), row(x, o, f), n, mean, grad_offset, grad_centered);
+          for (int64_t o = 0; o < L.outer; ++o) {
+            loops.gradient_sums(row(dy, o, f), row(x, o, f), n, mean, grad_offset, grad_centered);
+          }
           const double grad_scale = grad_centered * inv;
           float* dx = static_cast<float*>(frame.At(out[0]));
           const double a = scale[f] * inv, b = grad_offset / count, c = grad_scale / count;
           for (int64_t o = 0; o < L.outer; ++o) {
-            const float* xr = row(x, o, f);
-            const float* dyr = row(dy, o, f);
-            float* dxr = dx + (o * L.features + f) * n;
-            for (int64_t k = 0; k < n; ++k) {
-              const double x_hat = (xr[k] - mean) * inv;
-              dxr[k] = static_cast<float>(a * (dyr[k] - b - x_hat * c));
-            }
+            loops.gradient(row(x, o, f), row(dy, o, f), dx + (o * L.features + f) * n, n, mean, inv, a, b, c);
           }
           static_cast<float*>(frame.At(out[1]))[f] = static_cast<float>(grad_scale);
           static_cast<float*>(frame.At(out[2]))[f] = static_cast<float>(grad_offset);
@@ -175,11 +157,7 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
         const float* offset = static_cast<const float*>(frame.At(in[2]));
         float* y = static_cast<float*>(frame.At(out[0]));
         const double a = scale[f] * inv, shift = offset[f];
-        for (int64_t o = 0; o < L.outer; ++o) {
-          const float* xr = row(x, o, f);
-          float* yr = y + (o * L.features + f) * n;
-          for (int64_t k = 0; k < n; ++k) yr[k] = static_cast<float>(a * (xr[k] - mean) + shift);
-        }
+        for (int64_t o = 0; o < L.outer; ++o) loops.normalise(row(x, o, f), y + (o * L.features + f) * n, n, mean, a, shift);
         if (op == hlo::Opcode::kBatchNormTraining) {
           static_cast<float*>(frame.At(out[1]))[f] = static_cast<float>(mean);
           static_cast<float*>(frame.At(out[2]))[f] = static_cast<float>(var);
