@@ -49,6 +49,23 @@ inline F16 ToF16(float f) {
   return out;
 }
 
+// f32 rounded to bf16 (Bf16) or f16 (F16), to nearest even.
+template <typename N>
+inline N RoundFromFloat(float f) {
+  if constexpr (std::is_same_v<N, Bf16>) {
+    return ToBf16(f);
+  } else {
+    return ToF16(f);
+  }
+}
+
+// A binary op on bf16 or f16 computed in f32 and rounded once, as the
+// evaluator computes bf16 and f16 arithmetic.
+template <typename N, typename F>
+auto ThroughFloat(F f) {
+  return [f](N a, N b) { return RoundFromFloat<N>(f(ToFloat(a), ToFloat(b))); };
+}
+
 }  // namespace anvil::cpu
 
 namespace anvil::cpu {
@@ -64,13 +81,7 @@ void WidenToFloat(const void* from, float* to, int64_t begin, int64_t end) {
 template <typename T>
 void NarrowFromFloat(const float* from, void* to, int64_t begin, int64_t end) {
   T* y = static_cast<T*>(to);
-  for (int64_t k = begin; k < end; ++k) {
-    if constexpr (std::is_same_v<T, Bf16>) {
-      y[k] = ToBf16(from[k]);
-    } else {
-      y[k] = ToF16(from[k]);
-    }
-  }
+  for (int64_t k = begin; k < end; ++k) y[k] = RoundFromFloat<T>(from[k]);
 }
 
 }  // namespace anvil::cpu

@@ -55,20 +55,12 @@ Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
 // left to the evaluator.
 template <typename N>
 Kernel NarrowFloatArithmetic(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
-  auto narrow = [](float x) {
-    if constexpr (std::is_same_v<N, Bf16>) {
-      return ToBf16(x);
-    } else {
-      return ToF16(x);
-    }
-  };
+  auto narrow = [](float x) { return RoundFromFloat<N>(x); };
   Kernel kernel;
   const bool exact_binary = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply ||
                             op == Opcode::kDivide || op == Opcode::kMaximum || op == Opcode::kMinimum;
   if (exact_binary && in.size() == 2) {
-    VisitFloatBinary(op, [&](auto f) {
-      kernel = Binary<N, N>(in[0], in[1], o, n, [=](N x, N y) { return narrow(f(ToFloat(x), ToFloat(y))); });
-    });
+    VisitFloatBinary(op, [&](auto f) { kernel = Binary<N, N>(in[0], in[1], o, n, ThroughFloat<N>(f)); });
   } else if ((op == Opcode::kNegate || op == Opcode::kAbs) && in.size() == 1) {
     VisitFloatUnary(op, [&](auto f) { kernel = Unary<N, N>(in[0], o, n, [=](N x) { return narrow(f(ToFloat(x))); }); });
   }

@@ -8,6 +8,7 @@
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/isa.h"
 
 namespace anvil::cpu {
 namespace {
@@ -48,11 +49,8 @@ namespace avx512 {
 // The tile function of loop op `m` for the CPU this runs on, or nullptr.
 TileFn TileFunction(const Instruction& m) {
 #ifdef ANVIL_HAVE_AVX2_TILES
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  if (has_avx512) return avx512::TileFunction(m);
-  if (has_avx2) return avx2::TileFunction(m);
+  if (HostIsa() == Isa::kAvx512) return avx512::TileFunction(m);
+  if (HostIsa() == Isa::kAvx2) return avx2::TileFunction(m);
 #endif
   return baseline::TileFunction(m);
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/isa.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -77,12 +78,11 @@ namespace avx512 {
 const baseline::Rows& HostRows() {
   static const baseline::Rows rows = [] {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw")) {
+    if (HostIsa() == Isa::kAvx512) {
       const avx512::Rows r = avx512::Loops();
       return baseline::Rows{r.sum, r.squared_deviations, r.gradient_sums, r.normalise, r.gradient};
     }
-    if (__builtin_cpu_supports("avx2")) {
+    if (HostIsa() == Isa::kAvx2) {
       const avx2::Rows r = avx2::Loops();
       return baseline::Rows{r.sum, r.squared_deviations, r.gradient_sums, r.normalise, r.gradient};
     }

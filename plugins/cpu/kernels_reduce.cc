@@ -81,15 +81,7 @@ template <typename N>
 Kernel NarrowReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
                       std::vector<int64_t> rd, std::vector<int64_t> rs) {
   Kernel kernel;
-  reducer::Visit<float>(op, [&](auto f) {
-    kernel = Reduce<N>(in, init, out, kd, ks, rd, rs, [f](N a, N b) {
-      if constexpr (std::is_same_v<N, Bf16>) {
-        return ToBf16(f(ToFloat(a), ToFloat(b)));
-      } else {
-        return ToF16(f(ToFloat(a), ToFloat(b)));
-      }
-    });
-  });
+  reducer::Visit<float>(op, [&](auto f) { kernel = Reduce<N>(in, init, out, kd, ks, rd, rs, ThroughFloat<N>(f)); });
   return kernel;
 }
 
@@ -112,20 +104,12 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
   }
   if (rd.empty()) return nullptr;
   switch (i.shape.element_type()) {
-    case ElementType::kF32: return ReduceOf<float>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kF64: return ReduceOf<double>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kBF16: return NarrowReduceOf<Bf16>(*op, in[0], in[1], out, kd, ks, rd, rs);
     case ElementType::kF16: return NarrowReduceOf<F16>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kS8: return ReduceOf<int8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kS16: return ReduceOf<int16_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kS32: return ReduceOf<int32_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kS64: return ReduceOf<int64_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kU8: return ReduceOf<uint8_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kU16: return ReduceOf<uint16_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kU32: return ReduceOf<uint32_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kU64: return ReduceOf<uint64_t>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    case ElementType::kPred: return ReduceOf<bool>(*op, in[0], in[1], out, kd, ks, rd, rs);
-    default: return nullptr;
+    default:
+      return reducer::ForNativeType<Kernel>(i.shape.element_type(), [&]<typename T>() {
+        return ReduceOf<T>(*op, in[0], in[1], out, kd, ks, rd, rs);
+      });
   }
 }
 

@@ -74,15 +74,7 @@ Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::v
 template <typename N>
 Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::vector<Slot>& in, const Slot& out) {
   Kernel kernel;
-  reducer::Visit<float>(op, [&](auto f) {
-    kernel = ReduceWindowOf<N>(t, in[0], in[1], out, [f](N a, N b) {
-      if constexpr (std::is_same_v<N, Bf16>) {
-        return ToBf16(f(ToFloat(a), ToFloat(b)));
-      } else {
-        return ToF16(f(ToFloat(a), ToFloat(b)));
-      }
-    });
-  });
+  reducer::Visit<float>(op, [&](auto f) { kernel = ReduceWindowOf<N>(t, in[0], in[1], out, ThroughFloat<N>(f)); });
   return kernel;
 }
 
@@ -117,20 +109,10 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
     t->tap_input.push_back(std::move(table));
   }
   switch (i.shape.element_type()) {
-    case ElementType::kF32: return Typed<float>(*op, t, in, out);
-    case ElementType::kF64: return Typed<double>(*op, t, in, out);
     case ElementType::kBF16: return Narrow<Bf16>(*op, t, in, out);
     case ElementType::kF16: return Narrow<F16>(*op, t, in, out);
-    case ElementType::kS8: return Typed<int8_t>(*op, t, in, out);
-    case ElementType::kS16: return Typed<int16_t>(*op, t, in, out);
-    case ElementType::kS32: return Typed<int32_t>(*op, t, in, out);
-    case ElementType::kS64: return Typed<int64_t>(*op, t, in, out);
-    case ElementType::kU8: return Typed<uint8_t>(*op, t, in, out);
-    case ElementType::kU16: return Typed<uint16_t>(*op, t, in, out);
-    case ElementType::kU32: return Typed<uint32_t>(*op, t, in, out);
-    case ElementType::kU64: return Typed<uint64_t>(*op, t, in, out);
-    case ElementType::kPred: return Typed<bool>(*op, t, in, out);
-    default: return nullptr;  // complex: the evaluator's
+    default:  // complex: the evaluator's
+      return reducer::ForNativeType<Kernel>(i.shape.element_type(), [&]<typename T>() { return Typed<T>(*op, t, in, out); });
   }
 }
 

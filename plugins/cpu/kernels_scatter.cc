@@ -165,15 +165,7 @@ Kernel NarrowScatter(std::optional<Opcode> op, bool assign, const ScatterLayout&
   if (assign) return ScatterOf<N>(l, in[0], in[1], in[2], out, n, [](N, N update) { return update; });
   Kernel kernel;
   if (op) {
-    reducer::Visit<float>(*op, [&](auto f) {
-      kernel = ScatterOf<N>(l, in[0], in[1], in[2], out, n, [f](N a, N b) {
-        if constexpr (std::is_same_v<N, Bf16>) {
-          return ToBf16(f(ToFloat(a), ToFloat(b)));
-        } else {
-          return ToF16(f(ToFloat(a), ToFloat(b)));
-        }
-      });
-    });
+    reducer::Visit<float>(*op, [&](auto f) { kernel = ScatterOf<N>(l, in[0], in[1], in[2], out, n, ThroughFloat<N>(f)); });
   }
   return kernel;
 }
@@ -194,23 +186,13 @@ Kernel ScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, con
   if (!layout) return nullptr;
   const int64_t n = i.shape.ElementCount();
   switch (t) {
-    case ElementType::kF32: return ScatterTyped<float>(op, assign, *layout, in, out, n);
-    case ElementType::kF64: return ScatterTyped<double>(op, assign, *layout, in, out, n);
-    case ElementType::kS8: return ScatterTyped<int8_t>(op, assign, *layout, in, out, n);
-    case ElementType::kS16: return ScatterTyped<int16_t>(op, assign, *layout, in, out, n);
-    case ElementType::kS32: return ScatterTyped<int32_t>(op, assign, *layout, in, out, n);
-    case ElementType::kS64: return ScatterTyped<int64_t>(op, assign, *layout, in, out, n);
-    case ElementType::kU8: return ScatterTyped<uint8_t>(op, assign, *layout, in, out, n);
-    case ElementType::kU16: return ScatterTyped<uint16_t>(op, assign, *layout, in, out, n);
-    case ElementType::kU32: return ScatterTyped<uint32_t>(op, assign, *layout, in, out, n);
-    case ElementType::kU64: return ScatterTyped<uint64_t>(op, assign, *layout, in, out, n);
-    case ElementType::kPred: return ScatterTyped<bool>(op, assign, *layout, in, out, n);
     case ElementType::kBF16: return NarrowScatter<Bf16>(op, assign, *layout, in, out, n);
     case ElementType::kF16: return NarrowScatter<F16>(op, assign, *layout, in, out, n);
     case ElementType::kC64:  // a store moves the element's bytes
       return assign ? ScatterOf<uint64_t>(*layout, in[0], in[1], in[2], out, n, [](uint64_t, uint64_t u) { return u; })
                     : nullptr;
-    default: return nullptr;  // c128, sub-byte, complex arithmetic: the evaluator's
+    default:  // c128, sub-byte, complex arithmetic: the evaluator's
+      return reducer::ForNativeType<Kernel>(t, [&]<typename T>() { return ScatterTyped<T>(op, assign, *layout, in, out, n); });
   }
 }
 

@@ -84,13 +84,7 @@ Kernel Typed(const std::string& direction, bool swapped, Opcode scatter, std::sh
     auto keep = [=](T a, T b) { return swapped ? compare(value(b), value(a)) : compare(value(a), value(b)); };
     if constexpr (std::is_same_v<T, Bf16> || std::is_same_v<T, F16>) {
       reducer::Visit<float>(scatter, [&](auto f) {
-        kernel = SelectAndScatterOf<T>(w, in[0], in[1], in[2], out, keep, [f](T a, T b) {
-          if constexpr (std::is_same_v<T, Bf16>) {
-            return ToBf16(f(ToFloat(a), ToFloat(b)));
-          } else {
-            return ToF16(f(ToFloat(a), ToFloat(b)));
-          }
-        });
+        kernel = SelectAndScatterOf<T>(w, in[0], in[1], in[2], out, keep, ThroughFloat<T>(f));
       });
     } else {
       reducer::Visit<T>(scatter, [&](auto f) { kernel = SelectAndScatterOf<T>(w, in[0], in[1], in[2], out, keep, f); });

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <type_traits>
 
+#include "hlo/element_type.h"
 #include "hlo/opcode.h"
 
 namespace anvil::cpu::reducer {
@@ -102,6 +104,28 @@ bool Visit(hlo::Opcode op, F&& visit) {
       }
       return false;
     default: return false;
+  }
+}
+
+// Calls fn.template operator()<T>() for the element types the reducers take
+// as they are (f32, f64, every integer width, pred as bool) and returns
+// its result, or a default R for any other type.
+template <typename R, typename Fn>
+R ForNativeType(hlo::ElementType t, Fn fn) {
+  using hlo::ElementType;
+  switch (t) {
+    case ElementType::kF32: return fn.template operator()<float>();
+    case ElementType::kF64: return fn.template operator()<double>();
+    case ElementType::kS8: return fn.template operator()<int8_t>();
+    case ElementType::kS16: return fn.template operator()<int16_t>();
+    case ElementType::kS32: return fn.template operator()<int32_t>();
+    case ElementType::kS64: return fn.template operator()<int64_t>();
+    case ElementType::kU8: return fn.template operator()<uint8_t>();
+    case ElementType::kU16: return fn.template operator()<uint16_t>();
+    case ElementType::kU32: return fn.template operator()<uint32_t>();
+    case ElementType::kU64: return fn.template operator()<uint64_t>();
+    case ElementType::kPred: return fn.template operator()<bool>();
+    default: return R{};
   }
 }
 
