@@ -126,6 +126,8 @@ hlo::StatusOr<Kernel> ConditionalKernel(const hlo::Instruction& i, const Slot& s
                                         const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps);
 // Sort of one or more operands: `out` holds the result leaves' slots.
 Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
+// topk: `out` holds the values' and the indices' slots.
+Kernel TopKKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);

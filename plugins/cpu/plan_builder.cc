@@ -481,14 +481,16 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         plan_->reference_steps += nested_reference_steps;
       }
     }
-    if (batch_norm || i.opcode == Opcode::kSort) {
+    if (batch_norm || i.opcode == Opcode::kSort || i.opcode == Opcode::kTopK) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);
       std::vector<Slot> outs;
       for (int leaf : leaves) outs.push_back(SlotOf(leaf));
       std::vector<Slot> ins;
       for (int o : operand_values[s]) ins.push_back(SlotOf(o));
-      kernel = batch_norm ? BatchNormKernel(i, ins, outs) : SortKernel(i, ins, outs);
+      if (batch_norm) kernel = BatchNormKernel(i, ins, outs);
+      if (i.opcode == Opcode::kSort) kernel = SortKernel(i, ins, outs);
+      if (i.opcode == Opcode::kTopK) kernel = TopKKernel(i, ins, outs);
     }
     Temp temp{temp_region, 0};
     if (!kernel && arrays) {

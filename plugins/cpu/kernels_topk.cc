@@ -1,0 +1,102 @@
+// topk along the last dimension: the k largest (or smallest) elements of
+// each row and their indices, floats ranked by their total order (-NaN <
+// -inf < ... < -0 < +0 < ... < +inf < +NaN), integers by value, ties in index
+// order, as the evaluator ranks them. Each row's indices are stably sorted
+// by an integer key made from the element's bits; rows split across threads.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "hlo/attributes.h"
+#include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/plan.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::ElementType;
+
+// A key whose integer order is the element's rank: a float's bits with the
+// magnitude of negatives flipped (the IEEE total order), an integer's value.
+template <typename T>
+int64_t RankKey(T v) {
+  if constexpr (std::is_same_v<T, float>) {
+    int32_t b;
+    std::memcpy(&b, &v, 4);
+    return b < 0 ? int64_t{b ^ 0x7fffffff} : int64_t{b};
+  } else if constexpr (std::is_same_v<T, double>) {
+    int64_t b;
+    std::memcpy(&b, &v, 8);
+    return b < 0 ? (b ^ 0x7fffffffffffffff) : b;
+  } else if constexpr (std::is_same_v<T, Bf16> || std::is_same_v<T, F16>) {
+    const int16_t b = static_cast<int16_t>(v.bits);
+    return b < 0 ? int64_t{static_cast<int16_t>(b ^ 0x7fff)} : int64_t{b};
+  } else {
+    return static_cast<int64_t>(v);  // integers of up to 32 bits, s64
+  }
+}
+
+template <typename T>
+Kernel TopKOf(int64_t rows, int64_t n, int64_t k, bool largest, ElementType index_type, Slot in, Slot values, Slot indices) {
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    T* v = static_cast<T*>(frame.At(values));
+    void* idx = frame.At(indices);
+    frame.parallel->For(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> order(static_cast<size_t>(n)), key(static_cast<size_t>(n));
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* row = x + r * n;
+        for (int64_t e = 0; e < n; ++e) key[static_cast<size_t>(e)] = RankKey(row[e]);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+          return largest ? key[static_cast<size_t>(a)] > key[static_cast<size_t>(b)]
+                         : key[static_cast<size_t>(a)] < key[static_cast<size_t>(b)];
+        });
+        for (int64_t e = 0; e < k; ++e) {
+          const int64_t from = order[static_cast<size_t>(e)];
+          v[r * k + e] = row[from];
+          if (index_type == ElementType::kS64) {
+            static_cast<int64_t*>(idx)[r * k + e] = from;
+          } else {
+            static_cast<int32_t*>(idx)[r * k + e] = static_cast<int32_t>(from);
+          }
+        }
+      }
+    });
+  };
+}
+
+}  // namespace
+
+Kernel TopKKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
+  if (i.operands.size() != 1 || in.size() != 1 || out.size() != 2 || !i.shape.IsTuple() ||
+      i.shape.tuple_elements().size() != 2) {
+    return nullptr;
+  }
+  auto k = hlo::IntAttribute(i, "k", std::nullopt);
+  const hlo::Shape& operand = i.operands[0]->shape;
+  const ElementType index_type = i.shape.tuple_elements()[1].element_type();
+  if (!k.ok() || operand.rank() == 0 || (index_type != ElementType::kS32 && index_type != ElementType::kS64)) {
+    return nullptr;
+  }
+  const int64_t n = operand.dims().back();
+  if (*k < 0 || *k > n || i.shape.tuple_elements()[0].dims().back() != *k) return nullptr;
+  const int64_t rows = n == 0 ? 0 : operand.ElementCount() / n;
+  const bool largest = hlo::StringAttribute(i, "largest") != "false";
+  switch (operand.element_type()) {
+    case ElementType::kF32: return TopKOf<float>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kF64: return TopKOf<double>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kBF16: return TopKOf<Bf16>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kF16: return TopKOf<F16>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kS8: return TopKOf<int8_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kS16: return TopKOf<int16_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kS32: return TopKOf<int32_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kS64: return TopKOf<int64_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kU8: return TopKOf<uint8_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kU16: return TopKOf<uint16_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kU32: return TopKOf<uint32_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    default: return nullptr;  // u64 (past int64's keys), complex: the evaluator's
+  }
+}
+
+}  // namespace anvil::cpu
