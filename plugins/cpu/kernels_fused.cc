@@ -31,7 +31,7 @@ namespace baseline {
 #include "plugins/cpu/fused_tiles.inc"
 }  // namespace baseline
 #if defined(__x86_64__) && defined(__GNUC__)
-#define ANVIL_HAVE_AVX2_TILES 1
+#define ANVIL_HAVE_WIDE_TILES 1
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace avx2 {
@@ -48,7 +48,7 @@ namespace avx512 {
 
 // The tile function of loop op `m` for the CPU this runs on, or nullptr.
 TileFn TileFunction(const Instruction& m) {
-#ifdef ANVIL_HAVE_AVX2_TILES
+#ifdef ANVIL_HAVE_WIDE_TILES
   if (HostIsa() == Isa::kAvx512) return avx512::TileFunction(m);
   if (HostIsa() == Isa::kAvx2) return avx2::TileFunction(m);
 #endif
