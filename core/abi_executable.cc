@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/abi_util.h"
+#include "core/donors.h"
 #include "core/element_types.h"
 #include "core/runtime.h"
 #include "hlo/canonicalize.h"
@@ -175,6 +176,7 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
         return ToAbi(MakeError(StatusCode::kUnimplemented, "result shape " + r.ToString(false) + " is not an array"));
       }
     }
+    state->donors = anvil::core::DonorParameters(**module, state->parameters.size());
     state->canonical_text = anvil::hlo::Print(**module);
     auto compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text,
                                                   args->options ? args->options : "");
@@ -197,6 +199,18 @@ anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, siz
   ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_shape", executable);
   return ShapeAt("anvil_executable_parameter_shape", executable->state->parameters, index, "parameter", out_type,
                  out_dims, out_num_dims);
+}
+
+anvil_status* anvil_executable_parameter_donor(anvil_executable* executable, size_t index, int32_t* out_donor) {
+  ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_donor", executable);
+  ANVIL_CHECK_NOT_NULL("anvil_executable_parameter_donor", out_donor);
+  const auto& donors = executable->state->donors;
+  if (index >= donors.size()) {
+    return Invalid("anvil_executable_parameter_donor: index " + std::to_string(index) + " is past the " +
+                   std::to_string(donors.size()) + " parameters");
+  }
+  *out_donor = donors[index];
+  return nullptr;
 }
 
 anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t* out_count) {

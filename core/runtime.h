@@ -183,6 +183,7 @@ struct ExecutableState {
   anvil_device* device;
   anvil_plugin_executable* executable = nullptr;
   std::vector<hlo::Shape> parameters, results;
+  std::vector<uint8_t> donors;  // per parameter: the program lets callers donate it
   std::string canonical_text;
   ~ExecutableState() {
     if (executable) device->plugin->DestroyExecutable(executable);

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define ANVIL_ABI_MAJOR 0
-#define ANVIL_ABI_MINOR 2
+#define ANVIL_ABI_MINOR 3
 
 #define ANVIL_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
@@ -290,6 +290,13 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
 anvil_status* anvil_executable_parameter_count(anvil_executable* executable, size_t* out_count);
 anvil_status* anvil_executable_parameter_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                                size_t* out_num_dims);
+/* Whether the program lets callers donate parameter `index` (XLA's
+ * input_output_alias or buffer_donor; StableHLO's tf.aliasing_output or
+ * jax.buffer_donor argument attributes): `*out_donor` is 1 or 0. Donation
+ * itself is asked for per execution (anvil_execute_args.donate); this says
+ * which parameters a framework such as JAX meant to be donated. Since
+ * minor 3. */
+anvil_status* anvil_executable_parameter_donor(anvil_executable* executable, size_t index, int32_t* out_donor);
 anvil_status* anvil_executable_result_count(anvil_executable* executable, size_t* out_count);
 anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t index, int32_t* out_type, const int64_t** out_dims,
                                             size_t* out_num_dims);
