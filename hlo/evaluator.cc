@@ -35,6 +35,35 @@ Literal ScalarU32(uint32_t v) {
   return l;
 }
 
+// The custom-call targets the evaluator knows by name (besides calls that
+// carry their implementation as a called computation, and the backend
+// calls of evaluator_backend_calls.cc).
+const std::set<std::string>& PassThroughTargets() {
+  static const std::set<std::string> targets = {"MoveToHost", "MoveToDevice", "annotate_device_placement",
+                                                "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
+  return targets;
+}
+
+const std::map<std::string, Opcode>& MathTargets() {
+  static const std::map<std::string, Opcode> targets = {
+      {"xla_builder.math.Acos", Opcode::kAcos},   {"xla_builder.math.Acosh", Opcode::kAcosh},
+      {"xla_builder.math.Asin", Opcode::kAsin},   {"xla_builder.math.Asinh", Opcode::kAsinh},
+      {"xla_builder.math.Atan", Opcode::kAtan},   {"xla_builder.math.Atanh", Opcode::kAtanh},
+      {"xla_builder.math.Cosh", Opcode::kCosh},   {"xla_builder.math.Sinh", Opcode::kSinh},
+      {"xla_builder.math.Erf", Opcode::kErf},     {"xla_builder.math.Tan", Opcode::kTan}};
+  return targets;
+}
+
+// Target -> (CHLO op the evaluator runs, operand count).
+const std::map<std::string, std::pair<std::string, size_t>>& SpecialTargets() {
+  static const std::map<std::string, std::pair<std::string, size_t>> targets = {
+      {"xla_builder.math.Polygamma", {"polygamma", 2}},
+      {"xla_builder.math.IgammaGradA", {"igamma_grad_a", 2}},
+      {"xla_builder.math.RandomGammaGrad", {"random_gamma_grad", 2}},
+      {"xla_builder.math.RegularizedIncompleteBeta", {"regularized_incomplete_beta", 3}}};
+  return targets;
+}
+
 // Custom calls whose meaning is known: a call carrying its implementation
 // as its one called computation, placement and sharding annotations (the
 // value passes through), and XLA builder math functions.
@@ -43,34 +72,22 @@ StatusOr<Literal> EvalNamedCustomCall(const Instruction& i, const std::string& t
   if (i.called_computations.size() == 1 && i.called_computations[0]->parameters.size() == operands.size()) {
     return call(*i.called_computations[0], operands);
   }
-  static const std::set<std::string> kPassThrough = {"MoveToHost", "MoveToDevice", "annotate_device_placement",
-                                                     "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
-  if (kPassThrough.count(target)) {
+  if (PassThroughTargets().count(target)) {
     if (operands.size() != 1 || !operands[0]->shape().Compatible(i.shape)) {
       return InvalidArgument("custom-call \"" + target + "\" passes one value through unchanged; this one has " +
                              std::to_string(operands.size()) + " operands and declares " + i.shape.ToString(false));
     }
     return *operands[0];
   }
-  static const std::map<std::string, Opcode> kMath = {
-      {"xla_builder.math.Acos", Opcode::kAcos},   {"xla_builder.math.Acosh", Opcode::kAcosh},
-      {"xla_builder.math.Asin", Opcode::kAsin},   {"xla_builder.math.Asinh", Opcode::kAsinh},
-      {"xla_builder.math.Atan", Opcode::kAtan},   {"xla_builder.math.Atanh", Opcode::kAtanh},
-      {"xla_builder.math.Cosh", Opcode::kCosh},   {"xla_builder.math.Sinh", Opcode::kSinh},
-      {"xla_builder.math.Erf", Opcode::kErf},     {"xla_builder.math.Tan", Opcode::kTan}};
-  auto math = kMath.find(target);
-  if (math != kMath.end() && operands.size() == 1) {
+  auto math = MathTargets().find(target);
+  if (math != MathTargets().end() && operands.size() == 1) {
     Instruction op = i;
     op.opcode = math->second;
     return eval::EvalElementwise(op, operands);
   }
   if (target == "xla_builder.math.NextAfter" && operands.size() == 2) return eval::EvalChlo(i, "next_after", operands);
-  static const std::map<std::string, std::pair<std::string, size_t>> kSpecial = {
-      {"xla_builder.math.Polygamma", {"polygamma", 2}},
-      {"xla_builder.math.IgammaGradA", {"igamma_grad_a", 2}},
-      {"xla_builder.math.RandomGammaGrad", {"random_gamma_grad", 2}},
-      {"xla_builder.math.RegularizedIncompleteBeta", {"regularized_incomplete_beta", 3}}};
-  if (auto special = kSpecial.find(target); special != kSpecial.end() && operands.size() == special->second.second) {
+  if (auto special = SpecialTargets().find(target);
+      special != SpecialTargets().end() && operands.size() == special->second.second) {
     return eval::EvalChlo(i, special->second.first, operands);
   }
   if (target == "xla_builder.prng.ScramblePhiloxKey" && operands.size() == 1) {
@@ -261,6 +278,16 @@ StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, const std:
 StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<const Literal*>& arguments) {
   if (!module.entry) return InvalidArgument("module has no entry computation");
   return Evaluate(*module.entry, arguments);
+}
+
+bool EvaluatorRunsCustomCall(const Instruction& i) {
+  const std::string target = StringAttribute(i, "custom_call_target");
+  if (i.called_computations.size() == 1) return true;
+  // Checks are the conformance runner's; CHLO ops go to EvalChlo.
+  if (target.rfind("check.", 0) == 0 || target.rfind("chlo.", 0) == 0) return true;
+  return PassThroughTargets().count(target) || MathTargets().count(target) || SpecialTargets().count(target) ||
+         target == "xla_builder.math.NextAfter" || target == "xla_builder.prng.ScramblePhiloxKey" ||
+         eval::IsBackendCustomCall(target);
 }
 
 }  // namespace anvil::hlo

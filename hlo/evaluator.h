@@ -28,6 +28,12 @@ StatusOr<Literal> Evaluate(const Computation& computation, const std::vector<con
 // evaluated as needed). Parameters are not instructions this takes.
 StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, const std::vector<const Literal*>& operands);
 
+// Whether the evaluator knows what custom-call `instruction` computes (its
+// target, or a called computation carrying its implementation). A plugin
+// that hands such a call to the evaluator can refuse the others when it
+// compiles, rather than fail when it runs.
+bool EvaluatorRunsCustomCall(const Instruction& instruction);
+
 // The entry computation of `module`.
 StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<const Literal*>& arguments);
 

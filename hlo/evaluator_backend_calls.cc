@@ -219,6 +219,13 @@ StatusOr<Literal> MatrixDiagonal(const Instruction& i, const std::vector<const L
 
 }  // namespace
 
+bool IsBackendCustomCall(const std::string& target) {
+  return target == "__cublas$gemm" || target == "xla_builder.matrix.Einsum" ||
+         target == "xla_builder.tridiagonal.TridiagonalSolver" ||
+         target == "xla_builder.matrix.GetMatrixDiagonalViaGather" || target == "SliceToDynamic" ||
+         target == "PadToStatic";
+}
+
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
                                                        const std::vector<const Literal*>& operands) {
   if (target == "__cublas$gemm") return CublasGemm(i, operands);

@@ -74,6 +74,8 @@ StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const 
                                 const Literal& group_sizes);
 // A custom call XLA's backends or builder emit (__cublas$gemm, Einsum,
 // SliceToDynamic, PadToStatic), or nullopt when `target` is none of them.
+// Whether EvalBackendCustomCall knows `target`.
+bool IsBackendCustomCall(const std::string& target);
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
                                                        const std::vector<const Literal*>& operands);
 StatusOr<Literal> EvalMap(const Instruction& i, const std::vector<const Literal*>& operands, const CallFn& call);

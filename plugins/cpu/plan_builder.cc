@@ -519,6 +519,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     if (kernel) {
       ++plan_->typed_steps;
     } else {
+      if (i.opcode == Opcode::kCustomCall && !hlo::EvaluatorRunsCustomCall(i)) {
+        // Refused here, when the program compiles, rather than when it runs.
+        return hlo::Unimplemented("custom-call \"" + hlo::StringAttribute(i, "custom_call_target") + "\" %" + i.name +
+                                  " is not supported by the CPU plugin: it has no kernel for it and the "
+                                  "reference evaluator does not know what it computes");
+      }
       kernel = Fallback(i, operand_values[s], result_value[s]);
       ++plan_->reference_steps;
     }
