@@ -15,4 +15,4 @@ ANVIL_BUILD_DIR=build-asan BUILD_TYPE=asan bash scripts/build.sh
 ctest --test-dir build-asan --output-on-failure --no-tests=error -j2 -LE slow
 
 ANVIL_BUILD_DIR=build-tsan BUILD_TYPE=tsan bash scripts/build.sh
-ctest --test-dir build-tsan --output-on-failure --no-tests=error -j2 -L 'unit-(core|plugin)'
+ctest --test-dir build-tsan --output-on-failure --no-tests=error -j2 -L 'unit-(core|plugin|pjrt)'
