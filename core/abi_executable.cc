@@ -30,7 +30,7 @@ anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const 
   auto format = anvil::hlo::ProgramFormatFromName(args.format);
   if (!format) {
     return MakeError(StatusCode::kInvalidArgument, "anvil_client_compile: unknown program format '" +
-                                                       std::string(args.format) + "' (expected hlo or stablehlo)");
+                                                       std::string(args.format) + "' (expected hlo, stablehlo or stablehlo-bytecode)");
   }
   std::string_view text(args.program, args.program_size);
   ANVIL_ASSIGN_OR_RETURN(auto modules, anvil::hlo::ParseProgramText(text, *format, {"program", 1}));

@@ -123,6 +123,12 @@ StatusOr<Shape> Parser::ParseType() {
       }
     } else if (c_.LookingAt("!quant.")) {
       return c_.ErrorAt(element_at, "quantized element types (!quant.uniform) are not supported");
+    } else if (c_.LookingAt("index") && !index_as_s64_) {
+      return c_.ErrorAt(element_at, "index element types are not supported");
+    } else if (c_.TryConsumeWord("index")) {
+      element = ElementType::kS64;
+    } else if (c_.LookingAt("*")) {
+      return c_.ErrorAt(element_at, "unranked tensors are not supported: Anvil runs static shapes");
     } else {
       std::string_view name = c_.ReadIdentifier(false);
       auto et = ElementTypeFromMlirName(name);
@@ -168,6 +174,8 @@ StatusOr<Shape> Parser::ParseType() {
     if (!ct || ComplexOf(*ct) == ElementType::kInvalid) return c_.ErrorAt(at, "unsupported complex type");
     return Shape::Scalar(ComplexOf(*ct));
   }
+  if (c_.LookingAt("memref<")) return c_.ErrorAt(at, "buffer types are not supported");
+  if (c_.LookingAt("!stablehlo.future<")) return c_.ErrorAt(at, "future types (async values) are not supported");
   std::string_view name = c_.ReadIdentifier(false);
   if (auto et = ElementTypeFromMlirName(name)) return Shape::Scalar(*et);
   if (name == "index") return Shape::Scalar(ElementType::kS64);
@@ -192,8 +200,13 @@ Status Parser::ParseDict(std::vector<NamedAttr>& entries, char close) {
       c_.SkipBlanks();
       if (c_.PeekRaw() == ':' && c_.PeekRaw(1) != ':') {
         c_.TryConsume(":");
-        ANVIL_ASSIGN_OR_RETURN(Shape type, ParseType());
-        value.type = std::move(type);
+        // The type of an attribute's data: index elements are 64-bit there
+        // (custom call layouts), unlike index values, which Anvil does not run.
+        index_as_s64_ = true;
+        auto type = ParseType();
+        index_as_s64_ = false;
+        if (!type.ok()) return type.status();
+        value.type = std::move(type).value();
       }
     }
     entries.push_back(NamedAttr{std::move(key), std::move(value)});
@@ -216,6 +229,16 @@ StatusOr<Attr> Parser::ParseAttr() {
     if (c_.TryConsume("]")) return a;
     while (true) {
       ANVIL_ASSIGN_OR_RETURN(Attr e, ParseAttr());
+      c_.SkipBlanks();
+      if (c_.PeekRaw() == ':' && c_.PeekRaw(1) != ':') {
+        // `[dense<[1, 0]> : tensor<2xindex>]`: typed elements (custom call layouts).
+        c_.TryConsume(":");
+        index_as_s64_ = true;
+        auto type = ParseType();
+        index_as_s64_ = false;
+        if (!type.ok()) return type.status();
+        e.type = std::move(type).value();
+      }
       a.list.push_back(std::move(e));
       if (c_.TryConsume("]")) break;
       ANVIL_RETURN_IF_ERROR(c_.Expect(","));
@@ -826,7 +849,9 @@ Status Parser::ParseFunction(ModuleSyntax& module) {
     std::vector<NamedAttr> ignored;
     ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
   }
-  ANVIL_RETURN_IF_ERROR(ParseRegion(f.body));
+  // A declaration (`func.func private @f(...) -> ...`) has no body; MLIR
+  // allows it only for private functions.
+  if (c_.Peek() == '{' || f.is_public) ANVIL_RETURN_IF_ERROR(ParseRegion(f.body));
   ANVIL_RETURN_IF_ERROR(SkipLocation());
   for (const Function& other : module.functions) {
     if (other.name == f.name) return c_.ErrorAt(f.pos, "function @" + f.name + " is defined twice");
@@ -850,7 +875,69 @@ Status Parser::SkipAttributeAliases() {
   return OkStatus();
 }
 
-StatusOr<ModuleSyntax> Parser::ParseModule() {
+Status Parser::SkipFailedFunction(size_t start, ModuleSyntax& module, Status error) {
+  c_.set_pos(start);
+  Function f;
+  c_.SkipBlanks();
+  f.pos = c_.pos();
+  if (c_.TryConsumeWord("private")) {
+    f.is_public = false;
+  } else {
+    c_.TryConsumeWord("public");
+    c_.TryConsumeWord("nested");
+  }
+  if (!c_.TryConsume("@")) return error;
+  if (c_.PeekRaw() == '"') {
+    auto name = c_.ReadString();
+    if (!name.ok()) return error;
+    f.name = *name;
+  } else {
+    f.name = std::string(c_.ReadIdentifier(false));
+  }
+  if (f.name.empty()) return error;
+  // The function ends at the '}' that closes its body: the first brace back
+  // at depth 0 that is followed by what may follow a function.
+  std::string_view t = c_.text();
+  size_t p = c_.pos();
+  int depth = 0;
+  while (p < t.size()) {
+    char ch = t[p];
+    if (ch == '"') {
+      for (++p; p < t.size() && t[p] != '"'; ++p) {
+        if (t[p] == '\\') ++p;
+      }
+      ++p;
+      continue;
+    }
+    if (ch == '/' && p + 1 < t.size() && t[p + 1] == '/') {
+      while (p < t.size() && t[p] != '\n') ++p;
+      continue;
+    }
+    if (depth == 0 && t.substr(p, 9) == "func.func") {
+      // A declaration without a body: the next function starts here.
+      c_.set_pos(p);
+      f.error = std::move(error);
+      module.functions.push_back(std::move(f));
+      return OkStatus();
+    }
+    ++p;
+    if (ch == '{') ++depth;
+    if (ch != '}' || --depth != 0) continue;
+    c_.set_pos(p);
+    if (c_.AtEnd() || c_.LookingAt("func.func") || c_.LookingAt("}") || c_.LookingAt("loc(") || c_.LookingAt("#")) {
+      ANVIL_RETURN_IF_ERROR(SkipLocation());
+      for (const Function& other : module.functions) {
+        if (other.name == f.name) return c_.ErrorAt(f.pos, "function @" + f.name + " is defined twice");
+      }
+      f.error = std::move(error);
+      module.functions.push_back(std::move(f));
+      return OkStatus();
+    }
+  }
+  return error;
+}
+
+StatusOr<ModuleSyntax> Parser::ParseModule(bool recover_functions) {
   ModuleSyntax module;
   bool braced = false;
   ANVIL_RETURN_IF_ERROR(SkipAttributeAliases());
@@ -874,7 +961,10 @@ StatusOr<ModuleSyntax> Parser::ParseModule() {
     if (!braced && c_.AtEnd()) break;
     if (c_.AtEnd()) return c_.Expected("'}' to close the module");
     if (c_.TryConsumeWord("func.func")) {
-      ANVIL_RETURN_IF_ERROR(ParseFunction(module));
+      const size_t start = c_.pos();
+      Status parsed = ParseFunction(module);
+      if (!parsed.ok() && recover_functions) parsed = SkipFailedFunction(start, module, std::move(parsed));
+      ANVIL_RETURN_IF_ERROR(parsed);
       continue;
     }
     return c_.Expected("func.func");

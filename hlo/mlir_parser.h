@@ -5,24 +5,30 @@
 #include <string_view>
 
 #include "hlo/literal.h"
+#include "hlo/mlir_source.h"
 #include "hlo/mlir_syntax.h"
 #include "hlo/text_cursor.h"
 
 namespace anvil::hlo::mlir {
 
-class Parser {
+class Parser : public SyntaxSource {
  public:
   Parser(std::string_view text, const SourceInfo& source) : c_(text, source, /*allow_block_comments=*/false) {}
 
-  StatusOr<ModuleSyntax> ParseModule();
+  // With `recover_functions`, a function that fails to parse is kept with
+  // its `error` set and parsing resumes after it; otherwise the first error
+  // fails the module.
+  StatusOr<ModuleSyntax> ParseModule(bool recover_functions = false);
   // Reads the body of a `dense<...>` attribute (found at `body_pos`) as a
   // literal of `shape`.
-  StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape);
-  Status ErrorAt(size_t pos, std::string_view message) const { return c_.ErrorAt(pos, message); }
-  std::pair<int, int> LineColumn(size_t pos) const { return c_.LineColumn(pos); }
+  StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape) override;
+  Status ErrorAt(size_t pos, std::string_view message) const override { return c_.ErrorAt(pos, message); }
+  std::pair<int, int> LineColumn(size_t pos) const override { return c_.LineColumn(pos); }
 
  private:
   Status ParseFunction(ModuleSyntax& module);
+  // After a function that failed at some point: its name and where it ends.
+  Status SkipFailedFunction(size_t start, ModuleSyntax& module, Status error);
   Status ParseRegion(Region& region);
   Status ParseBlockBody(Block& block);
   StatusOr<std::unique_ptr<Op>> ParseOp();
@@ -45,6 +51,7 @@ class Parser {
 
   TextCursor c_;
   int64_t literal_bytes_left_ = kMaxLiteralBytes;
+  bool index_as_s64_ = false;  // while reading the type of an attribute's data
 };
 
 }  // namespace anvil::hlo::mlir

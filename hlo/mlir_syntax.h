@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "hlo/literal.h"
 #include "hlo/shape.h"
 
 namespace anvil::hlo::mlir {
@@ -31,7 +32,10 @@ struct Attr {
   std::vector<Attr> list;                             // kArray, and array<...> values
   std::vector<NamedAttr> entries;  // kDict, and kOpaque bodies of `k = v`
   std::string raw;                                    // kOpaque: the text inside <...>
-  size_t body_pos = 0;                                // kDense: where the body starts
+  size_t body_pos = 0;                                // kDense from text: where the body starts
+  // kDense from bytecode: the values, already decoded (shared, so that
+  // copying an attribute does not copy a large constant).
+  std::shared_ptr<const Literal> literal;
   std::optional<Shape> type;                          // `: type` suffix, kType's type
 
   const Attr* Find(std::string_view key) const;
@@ -90,6 +94,10 @@ struct Op {
 struct Function {
   std::string name;
   bool is_public = true;
+  // Set when the function could not be read: the reader recovered at the
+  // next function, so that one function Anvil cannot run does not sink the
+  // module when functions are lowered one by one.
+  Status error;
   std::vector<std::pair<std::string, Shape>> arguments;
   std::vector<Shape> result_types;
   Region body;

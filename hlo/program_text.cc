@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "hlo/bytecode_reader.h"
 #include "hlo/hlo_parser.h"
 #include "hlo/stablehlo_parser.h"
 
@@ -11,6 +12,7 @@ namespace anvil::hlo {
 std::optional<ProgramFormat> ProgramFormatFromName(std::string_view name) {
   if (name == "hlo") return ProgramFormat::kHloText;
   if (name == "stablehlo" || name == "mlir") return ProgramFormat::kStableHloText;
+  if (name == "stablehlo-bytecode") return ProgramFormat::kStableHloBytecode;
   return std::nullopt;
 }
 
@@ -19,6 +21,7 @@ std::optional<ProgramFormat> ProgramFormatFromPath(std::string_view path) {
     return path.size() >= s.size() && path.substr(path.size() - s.size()) == s;
   };
   if (ends_with(".hlo") || ends_with(".hlo.txt")) return ProgramFormat::kHloText;
+  if (ends_with(".mlir.bc") || ends_with(".mlirbc")) return ProgramFormat::kStableHloBytecode;
   if (ends_with(".mlir")) return ProgramFormat::kStableHloText;
   return std::nullopt;
 }
@@ -27,7 +30,10 @@ StatusOr<std::vector<std::unique_ptr<Module>>> ParseProgramText(std::string_view
                                                                 const SourceInfo& source) {
   switch (format) {
     case ProgramFormat::kHloText: return ParseHloText(text, source);
-    case ProgramFormat::kStableHloText: return ParseStableHloText(text, source);
+    case ProgramFormat::kStableHloText:
+      if (bytecode::HasBytecodeMagic(text)) return ParseStableHloBytecode(text, source);
+      return ParseStableHloText(text, source);
+    case ProgramFormat::kStableHloBytecode: return ParseStableHloBytecode(text, source);
   }
   return InvalidArgument("unknown program format");
 }
@@ -36,7 +42,7 @@ StatusOr<std::vector<std::unique_ptr<Module>>> ParseProgramFile(const std::strin
                                                                 std::optional<ProgramFormat> format) {
   if (!format) format = ProgramFormatFromPath(path);
   if (!format) {
-    return InvalidArgument(path + ": cannot tell the format from the extension (expected .hlo or .mlir); pass --format");
+    return InvalidArgument(path + ": cannot tell the format from the extension (expected .hlo, .mlir or .mlir.bc); pass --format");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open file");

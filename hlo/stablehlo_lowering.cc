@@ -11,6 +11,7 @@
 #include "hlo/attributes.h"
 #include "hlo/mlir_parser.h"
 #include "hlo/parse_common.h"
+#include "hlo/stablehlo_lowering.h"
 #include "hlo/stablehlo_parser.h"
 
 namespace anvil::hlo {
@@ -89,10 +90,16 @@ struct Scope {
 
 class Lowering {
  public:
-  Lowering(mlir::Parser& parser, ModuleSyntax& syntax, Module& module)
-      : parser_(parser), syntax_(syntax), module_(module) {}
+  Lowering(mlir::SyntaxSource& source, const ModuleSyntax& syntax, Module& module)
+      : source_(source), syntax_(syntax), module_(module) {
+    for (const Function& f : syntax_.functions) functions_[f.name] = &f;
+  }
 
+  // Lowers every function; the entry is @main, else the first public
+  // function nobody calls.
   Status Run();
+  // Lowers `f` (and what it calls) as the module's entry.
+  Status RunEntry(const Function& f);
 
  private:
   // --- emission helpers
@@ -144,8 +151,12 @@ class Lowering {
   StatusOr<std::string> WindowText(const Op& op, const std::vector<int64_t>& window_size);
   StatusOr<std::string> ConvLabels(const Op& op);
 
-  mlir::Parser& parser_;
-  ModuleSyntax& syntax_;
+  // A dense attribute's values: decoded already (bytecode) or parsed from
+  // the text now that the type is known.
+  StatusOr<Literal> Dense(const Attr& a, const Shape& shape);
+
+  mlir::SyntaxSource& source_;
+  const ModuleSyntax& syntax_;
   Module& module_;
   std::map<std::string, const Function*> functions_;
   std::map<std::string, Computation*> lowered_;
@@ -190,7 +201,7 @@ Instruction* Lowering::Emit(Computation& c, Opcode opcode, Shape shape, std::vec
   i->shape = std::move(shape);
   i->operands = std::move(operands);
   i->attributes = std::move(attributes);
-  std::tie(i->line, i->column) = parser_.LineColumn(current_pos_);
+  std::tie(i->line, i->column) = source_.LineColumn(current_pos_);
   return c.AddInstruction(std::move(i));
 }
 
@@ -207,7 +218,7 @@ Instruction* Lowering::GetTupleElement(Computation& c, Instruction* tuple, int64
 
 Status Lowering::BindResults(const Op& op, Scope& scope, Computation& c, Instruction* value, size_t count) {
   if (op.results.size() != count) {
-    return parser_.ErrorAt(op.pos, op.name + " defines " + std::to_string(op.results.size()) +
+    return source_.ErrorAt(op.pos, op.name + " defines " + std::to_string(op.results.size()) +
                                        " results but has " + std::to_string(count));
   }
   if (count == 1) {
@@ -215,7 +226,7 @@ Status Lowering::BindResults(const Op& op, Scope& scope, Computation& c, Instruc
     return OkStatus();
   }
   if (!value->shape.IsTuple() || value->shape.tuple_elements().size() != count) {
-    return parser_.ErrorAt(op.pos, op.name + " defines " + std::to_string(count) + " results but produces " +
+    return source_.ErrorAt(op.pos, op.name + " defines " + std::to_string(count) + " results but produces " +
                                        value->shape.ToMlirString());
   }
   for (size_t i = 0; i < count; ++i) scope.values[op.results[i]] = GetTupleElement(c, value, static_cast<int64_t>(i));
@@ -230,26 +241,26 @@ StatusOr<std::vector<int64_t>> Lowering::Ints(const Attr& a, size_t pos) {
     case Attr::Kind::kArray:
       for (const Attr& e : a.list) {
         if (e.kind != Attr::Kind::kInt && e.kind != Attr::Kind::kBool) {
-          return parser_.ErrorAt(pos, "expected a list of integers, found " + AttrText(a));
+          return source_.ErrorAt(pos, "expected a list of integers, found " + AttrText(a));
         }
         out.push_back(e.i);
       }
       return out;
     case Attr::Kind::kDense: {
-      if (!a.type) return parser_.ErrorAt(a.body_pos, "dense attribute without a type");
-      ANVIL_ASSIGN_OR_RETURN(Literal l, parser_.ParseDense(a.body_pos, *a.type));
+      if (!a.type) return source_.ErrorAt(a.body_pos, "dense attribute without a type");
+      ANVIL_ASSIGN_OR_RETURN(Literal l, Dense(a, *a.type));
       for (int64_t i = 0; i < l.element_count(); ++i) out.push_back(l.GetInt(i));
       return out;
     }
-    default: return parser_.ErrorAt(pos, "expected a list of integers, found " + AttrText(a));
+    default: return source_.ErrorAt(pos, "expected a list of integers, found " + AttrText(a));
   }
 }
 
 StatusOr<std::vector<std::vector<int64_t>>> Lowering::IntMatrix(const Attr& a, size_t pos) {
   std::vector<std::vector<int64_t>> rows;
   if (a.kind == Attr::Kind::kDense) {
-    if (!a.type) return parser_.ErrorAt(a.body_pos, "dense attribute without a type");
-    ANVIL_ASSIGN_OR_RETURN(Literal l, parser_.ParseDense(a.body_pos, *a.type));
+    if (!a.type) return source_.ErrorAt(a.body_pos, "dense attribute without a type");
+    ANVIL_ASSIGN_OR_RETURN(Literal l, Dense(a, *a.type));
     const Shape& s = l.shape();
     int64_t n_rows = s.rank() >= 1 ? s.dim(0) : 1;
     int64_t n_cols = s.rank() >= 2 ? s.dim(1) : (s.rank() == 1 ? s.dim(0) : 1);
@@ -268,7 +279,7 @@ StatusOr<std::vector<std::vector<int64_t>>> Lowering::IntMatrix(const Attr& a, s
     }
     return rows;
   }
-  return parser_.ErrorAt(pos, "expected a matrix of integers, found " + AttrText(a));
+  return source_.ErrorAt(pos, "expected a matrix of integers, found " + AttrText(a));
 }
 
 StatusOr<std::vector<int64_t>> Lowering::IntsAttr(const Op& op, std::initializer_list<std::string_view> keys,
@@ -277,17 +288,17 @@ StatusOr<std::vector<int64_t>> Lowering::IntsAttr(const Op& op, std::initializer
     if (const Attr* a = op.FindAttr(key)) return Ints(*a, op.pos);
   }
   if (!required) return std::vector<int64_t>{};
-  return parser_.ErrorAt(op.pos, op.name + " needs the attribute '" + std::string(*keys.begin()) + "'");
+  return source_.ErrorAt(op.pos, op.name + " needs the attribute '" + std::string(*keys.begin()) + "'");
 }
 
 StatusOr<int64_t> Lowering::IntAttr(const Op& op, std::initializer_list<std::string_view> keys) {
   for (std::string_view key : keys) {
     if (const Attr* a = op.FindAttr(key)) {
       if (a->kind == Attr::Kind::kInt) return a->i;
-      return parser_.ErrorAt(op.pos, "attribute '" + std::string(key) + "' of " + op.name + " must be an integer");
+      return source_.ErrorAt(op.pos, "attribute '" + std::string(key) + "' of " + op.name + " must be an integer");
     }
   }
-  return parser_.ErrorAt(op.pos, op.name + " needs the attribute '" + std::string(*keys.begin()) + "'");
+  return source_.ErrorAt(op.pos, op.name + " needs the attribute '" + std::string(*keys.begin()) + "'");
 }
 
 std::optional<bool> Lowering::BoolAttr(const Op& op, std::string_view key) {
@@ -300,14 +311,14 @@ std::optional<bool> Lowering::BoolAttr(const Op& op, std::string_view key) {
 StatusOr<Instruction*> Lowering::Lookup(Scope& scope, const mlir::Value& v) {
   auto it = scope.values.find(v.name);
   if (it != scope.values.end()) return it->second;
-  return parser_.ErrorAt(v.pos, "use of undefined value '" + v.name + "'");
+  return source_.ErrorAt(v.pos, "use of undefined value '" + v.name + "'");
 }
 
 StatusOr<std::vector<Shape>> Lowering::ResultTypes(const Op& op) {
   if (!op.shorthand_types) return op.result_types;
   const size_t n = op.results.size();
   if (op.result_types.size() < n) {
-    return parser_.ErrorAt(op.pos, op.name + " has " + std::to_string(n) + " results but its types name " +
+    return source_.ErrorAt(op.pos, op.name + " has " + std::to_string(n) + " results but its types name " +
                                        std::to_string(op.result_types.size()));
   }
   return std::vector<Shape>(op.result_types.end() - static_cast<ptrdiff_t>(n), op.result_types.end());
@@ -331,7 +342,7 @@ void Lowering::FreeValues(const Region& region, std::set<std::string>& defined, 
 Status Lowering::LowerBlock(const Block& block, Scope& scope, Computation& c, std::vector<Instruction*>* returned) {
   for (const auto& op : block.ops) {
     if (op->name == "func.return" || op->name == "stablehlo.return") {
-      if (!returned) return parser_.ErrorAt(op->pos, "unexpected " + op->name);
+      if (!returned) return source_.ErrorAt(op->pos, "unexpected " + op->name);
       for (const mlir::Value& v : op->operands) {
         ANVIL_ASSIGN_OR_RETURN(Instruction * value, Lookup(scope, v));
         returned->push_back(value);
@@ -340,18 +351,18 @@ Status Lowering::LowerBlock(const Block& block, Scope& scope, Computation& c, st
     }
     ANVIL_RETURN_IF_ERROR(LowerOp(*op, scope, c));
   }
-  if (returned) return parser_.ErrorAt(block.ops.empty() ? 0 : block.ops.back()->pos, "block has no return");
+  if (returned) return source_.ErrorAt(block.ops.empty() ? 0 : block.ops.back()->pos, "block has no return");
   return OkStatus();
 }
 
 StatusOr<Computation*> Lowering::LowerClosedRegion(const Region& region, std::string_view what) {
-  if (region.blocks.empty()) return parser_.ErrorAt(region.pos, "empty region");
+  if (region.blocks.empty()) return source_.ErrorAt(region.pos, "empty region");
   const Block& block = region.blocks.front();
   std::set<std::string> defined;
   std::vector<std::string> free;
   FreeValues(region, defined, free);
   if (!free.empty()) {
-    return parser_.ErrorAt(region.pos, std::string(what) + " region uses '" + free.front() +
+    return source_.ErrorAt(region.pos, std::string(what) + " region uses '" + free.front() +
                                            "' from outside; only while, if and case regions may");
   }
   auto comp = std::make_unique<Computation>();
@@ -382,10 +393,10 @@ StatusOr<Computation*> Lowering::LowerPackedRegion(const Region& region, std::st
                                                    const std::vector<Shape>& block_types,
                                                    const std::vector<std::string>& captures, Scope& outer,
                                                    bool pass_captures_through) {
-  if (region.blocks.empty()) return parser_.ErrorAt(region.pos, "empty region");
+  if (region.blocks.empty()) return source_.ErrorAt(region.pos, "empty region");
   const Block& block = region.blocks.front();
   if (block.arguments.size() != block_types.size()) {
-    return parser_.ErrorAt(region.pos, std::string(what) + " region takes " + std::to_string(block.arguments.size()) +
+    return source_.ErrorAt(region.pos, std::string(what) + " region takes " + std::to_string(block.arguments.size()) +
                                            " arguments but gets " + std::to_string(block_types.size()));
   }
   std::vector<Shape> packed = block_types;
@@ -431,7 +442,7 @@ StatusOr<Computation*> Lowering::ScalarReducer(const std::string& op_name, const
   }
   auto opcode = OpcodeFromName(opcode_name);
   if (!opcode || !IsElementwiseBinary(*opcode) || init_shapes.size() != 1) {
-    return parser_.ErrorAt(pos, "'applies " + op_name + "' needs one binary elementwise op and one input");
+    return source_.ErrorAt(pos, "'applies " + op_name + "' needs one binary elementwise op and one input");
   }
   auto comp = std::make_unique<Computation>();
   comp->name = FreshComputationName(opcode_name + "_reducer");
@@ -452,8 +463,9 @@ StatusOr<Computation*> Lowering::ComputationForFunction(const std::string& name,
   auto done = lowered_.find(name);
   if (done != lowered_.end()) return done->second;
   auto f = functions_.find(name);
-  if (f == functions_.end()) return parser_.ErrorAt(pos, "call to undefined function @" + name);
-  if (in_progress_.count(name)) return parser_.ErrorAt(pos, "recursive call to @" + name + " is not supported");
+  if (f == functions_.end()) return source_.ErrorAt(pos, "call to undefined function @" + name);
+  if (!f->second->error.ok()) return f->second->error;
+  if (in_progress_.count(name)) return source_.ErrorAt(pos, "recursive call to @" + name + " is not supported");
   ANVIL_RETURN_IF_ERROR(LowerFunction(*f->second));
   return lowered_.at(name);
 }
@@ -475,16 +487,16 @@ Status Lowering::LowerFunction(const Function& f) {
     c.parameters.push_back(param);
     scope.values[name] = param;
   }
-  if (f.body.blocks.empty()) return parser_.ErrorAt(f.pos, "function @" + f.name + " has no body");
+  if (f.body.blocks.empty()) return source_.ErrorAt(f.pos, "function @" + f.name + " has no body");
   std::vector<Instruction*> returned;
   ANVIL_RETURN_IF_ERROR(LowerBlock(f.body.blocks.front(), scope, c, &returned));
   if (returned.size() != f.result_types.size()) {
-    return parser_.ErrorAt(f.pos, "function @" + f.name + " declares " + std::to_string(f.result_types.size()) +
+    return source_.ErrorAt(f.pos, "function @" + f.name + " declares " + std::to_string(f.result_types.size()) +
                                       " results but returns " + std::to_string(returned.size()));
   }
   for (size_t i = 0; i < returned.size(); ++i) {
     if (!returned[i]->shape.Compatible(f.result_types[i])) {
-      return parser_.ErrorAt(f.pos, "function @" + f.name + " declares result " + std::to_string(i) + " as " +
+      return source_.ErrorAt(f.pos, "function @" + f.name + " declares result " + std::to_string(i) + " as " +
                                         f.result_types[i].ToMlirString() + " but returns " +
                                         returned[i]->shape.ToMlirString());
     }
@@ -495,10 +507,31 @@ Status Lowering::LowerFunction(const Function& f) {
   return OkStatus();
 }
 
+StatusOr<Literal> Lowering::Dense(const Attr& a, const Shape& shape) {
+  if (!a.literal) return source_.ParseDense(a.body_pos, shape);
+  const Shape& have = a.literal->shape();
+  if (have.element_type() != shape.element_type() || have.dims() != shape.dims()) {
+    return source_.ErrorAt(current_pos_, "dense value of " + have.ToMlirString() + " where " + shape.ToMlirString() +
+                                             " is expected");
+  }
+  return *a.literal;
+}
+
+Status Lowering::RunEntry(const Function& f) {
+  if (!f.error.ok()) return f.error;
+  ANVIL_ASSIGN_OR_RETURN(Computation * entry, ComputationForFunction(f.name, f.pos));
+  module_.entry = entry;
+  return OkStatus();
+}
+
 Status Lowering::Run() {
-  for (const Function& f : syntax_.functions) functions_[f.name] = &f;
   for (const Function& f : syntax_.functions) {
-    if (!lowered_.count(f.name)) ANVIL_RETURN_IF_ERROR(LowerFunction(f));
+    if (!f.error.ok()) return Status(f.error.code(), f.error.message() + " (in function @" + f.name + ")");
+  }
+  for (const Function& f : syntax_.functions) {
+    // Private declarations are lowered only when called (which fails: no body).
+    const bool declaration = !f.is_public && f.body.blocks.empty();
+    if (!lowered_.count(f.name) && !declaration) ANVIL_RETURN_IF_ERROR(LowerFunction(f));
   }
   // Entry: @main, else the first public function nobody calls.
   std::set<std::string> called;
@@ -511,12 +544,15 @@ Status Lowering::Run() {
     module_.entry = lowered_.at("main");
   } else {
     for (const Function& f : syntax_.functions) {
-      if (f.is_public && !called.count(f.name)) {
+      if (f.is_public && !called.count(f.name) && lowered_.count(f.name)) {
         module_.entry = lowered_.at(f.name);
         break;
       }
     }
-    if (!module_.entry) module_.entry = lowered_.at(syntax_.functions.front().name);
+    if (!module_.entry && lowered_.count(syntax_.functions.front().name)) {
+      module_.entry = lowered_.at(syntax_.functions.front().name);
+    }
+    if (!module_.entry) return source_.ErrorAt(syntax_.functions.front().pos, "the module has no function to run");
   }
   return OkStatus();
 }
@@ -586,7 +622,7 @@ StatusOr<std::string> Lowering::WindowText(const Op& op, const std::vector<int64
     if (!a) return OkStatus();
     ANVIL_ASSIGN_OR_RETURN(auto values, Ints(*a, op.pos));
     if (values.size() != n) {
-      return parser_.ErrorAt(op.pos, "window attribute '" + std::string(*keys.begin()) + "' has " +
+      return source_.ErrorAt(op.pos, "window attribute '" + std::string(*keys.begin()) + "' has " +
                                          std::to_string(values.size()) + " entries, expected " + std::to_string(n));
     }
     for (size_t i = 0; i < n; ++i) setter(dims[i], values[i]);
@@ -607,11 +643,11 @@ StatusOr<std::string> Lowering::WindowText(const Op& op, const std::vector<int64
       rows = pairs;
     }
     if (rows.size() != n) {
-      return parser_.ErrorAt(op.pos, "padding has " + std::to_string(rows.size()) + " rows, expected " +
+      return source_.ErrorAt(op.pos, "padding has " + std::to_string(rows.size()) + " rows, expected " +
                                          std::to_string(n));
     }
     for (size_t i = 0; i < n; ++i) {
-      if (rows[i].size() != 2) return parser_.ErrorAt(op.pos, "each padding row holds two values");
+      if (rows[i].size() != 2) return source_.ErrorAt(op.pos, "each padding row holds two values");
       dims[i].pad_low = rows[i][0];
       dims[i].pad_high = rows[i][1];
     }
@@ -622,7 +658,7 @@ StatusOr<std::string> Lowering::WindowText(const Op& op, const std::vector<int64
 StatusOr<std::string> Lowering::ConvLabels(const Op& op) {
   const Attr* a = op.FindAttr("dim_numbers");
   if (!a) a = op.FindAttr("dimension_numbers");
-  if (!a) return parser_.ErrorAt(op.pos, op.name + " needs dimension numbers");
+  if (!a) return source_.ErrorAt(op.pos, op.name + " needs dimension numbers");
   std::string text;
   if (a->kind == Attr::Kind::kWord) {
     text = a->s;
@@ -655,9 +691,9 @@ StatusOr<std::string> Lowering::ConvLabels(const Op& op) {
       return FormatDimLabels(d, static_cast<int>(d.input_spatial.size() + 2));
     }
     text = a->raw;
-    if (text.rfind("raw", 0) == 0) return parser_.ErrorAt(op.pos, "unreadable convolution dimension numbers");
+    if (text.rfind("raw", 0) == 0) return source_.ErrorAt(op.pos, "unreadable convolution dimension numbers");
   } else {
-    return parser_.ErrorAt(op.pos, "unreadable convolution dimension numbers");
+    return source_.ErrorAt(op.pos, "unreadable convolution dimension numbers");
   }
   // `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`: each list names dimension i's role.
   std::string labels;
@@ -671,7 +707,7 @@ StatusOr<std::string> Lowering::ConvLabels(const Op& op) {
     labels += ch;
   }
   auto check = ParseDimLabels(labels);
-  if (!check.ok()) return parser_.ErrorAt(op.pos, check.status().message());
+  if (!check.ok()) return source_.ErrorAt(op.pos, check.status().message());
   return labels;
 }
 
@@ -703,11 +739,11 @@ Status Lowering::LowerAsCustomCall(const Op& op, Scope& scope, Computation& c,
 
 Status Lowering::LowerRaggedDot(const Op& op, Scope& scope, Computation& c,
                                 const std::vector<Instruction*>& operands) {
-  if (operands.size() != 3) return parser_.ErrorAt(op.pos, "ragged_dot takes lhs, rhs and group_sizes");
+  if (operands.size() != 3) return source_.ErrorAt(op.pos, "ragged_dot takes lhs, rhs and group_sizes");
   ANVIL_ASSIGN_OR_RETURN(std::vector<Shape> results, ResultTypes(op));
-  if (results.size() != 1) return parser_.ErrorAt(op.pos, "ragged_dot has one result");
+  if (results.size() != 1) return source_.ErrorAt(op.pos, "ragged_dot has one result");
   const Attr* numbers = op.FindAttr("ragged_dot_dimension_numbers");
-  if (!numbers) return parser_.ErrorAt(op.pos, "ragged_dot needs ragged_dot_dimension_numbers");
+  if (!numbers) return source_.ErrorAt(op.pos, "ragged_dot needs ragged_dot_dimension_numbers");
   // The mhlo spelling nests the dot's own numbers one level down.
   const Attr* dot = numbers->Find("dot_dimension_numbers");
   std::vector<Attribute> attrs;
@@ -741,14 +777,14 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   const std::string name = dot == std::string::npos ? full : full.substr(dot + 1);
   auto need_operands = [&](size_t n) -> Status {
     if (operands.size() != n) {
-      return parser_.ErrorAt(op.pos, full + " takes " + std::to_string(n) + " operands, got " +
+      return source_.ErrorAt(op.pos, full + " takes " + std::to_string(n) + " operands, got " +
                                          std::to_string(operands.size()));
     }
     return OkStatus();
   };
   auto single_result = [&]() -> StatusOr<Shape> {
     if (results.size() != 1 || op.results.size() != 1) {
-      return parser_.ErrorAt(op.pos, full + " must have exactly one result");
+      return source_.ErrorAt(op.pos, full + " must have exactly one result");
     }
     return results[0];
   };
@@ -767,9 +803,9 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     // Checks become side-effecting custom calls the conformance runner reads.
     std::vector<Instruction*> args = operands;
     if (const Attr* value = op.FindAttr("value")) {
-      if (operands.empty()) return parser_.ErrorAt(op.pos, full + " needs an operand");
+      if (operands.empty()) return source_.ErrorAt(op.pos, full + " needs an operand");
       Shape type = value->type ? *value->type : operands[0]->shape;
-      ANVIL_ASSIGN_OR_RETURN(Literal literal, parser_.ParseDense(value->body_pos, type));
+      ANVIL_ASSIGN_OR_RETURN(Literal literal, Dense(*value, type));
       Instruction* constant = Emit(c, Opcode::kConstant, type, {});
       constant->literal = std::move(literal);
       args.push_back(constant);
@@ -790,7 +826,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
 
   if (full == "func.call") {
     const Attr* callee = op.FindAttr("callee");
-    if (!callee || callee->kind != Attr::Kind::kSymbol) return parser_.ErrorAt(op.pos, "func.call needs @callee");
+    if (!callee || callee->kind != Attr::Kind::kSymbol) return source_.ErrorAt(op.pos, "func.call needs @callee");
     ANVIL_ASSIGN_OR_RETURN(Computation * target, ComputationForFunction(callee->s, op.pos));
     Instruction* call = Emit(c, Opcode::kCall, target->ResultShape(), operands, {{"to_apply", "%" + target->name}});
     call->called_computations.push_back(target);
@@ -849,15 +885,15 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (dialect != "stablehlo" && dialect != "mhlo") {
-    return parser_.ErrorAt(op.pos, "unknown operation '" + full + "'");
+    return source_.ErrorAt(op.pos, "unknown operation '" + full + "'");
   }
 
   if (name == "constant") {
     const Attr* value = op.FindAttr("value");
-    if (!value || value->kind != Attr::Kind::kDense) return parser_.ErrorAt(op.pos, "constant needs a dense value");
+    if (!value || value->kind != Attr::Kind::kDense) return source_.ErrorAt(op.pos, "constant needs a dense value");
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     Shape type = value->type ? *value->type : shape;
-    ANVIL_ASSIGN_OR_RETURN(Literal literal, parser_.ParseDense(value->body_pos, type));
+    ANVIL_ASSIGN_OR_RETURN(Literal literal, Dense(*value, type));
     Instruction* constant = Emit(c, Opcode::kConstant, shape, {});
     constant->literal = std::move(literal);
     return bind(constant);
@@ -878,6 +914,8 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   if (name == "optimization_barrier") {
     Instruction* tuple = TupleOf(c, operands);
     Instruction* barrier = Emit(c, Opcode::kOptimizationBarrier, tuple->shape, {tuple});
+    // The barrier yields a tuple even of one value; each result is an element.
+    if (op.results.size() == 1 && operands.size() == 1) return bind(GetTupleElement(c, barrier, 0));
     return BindResults(op, scope, c, barrier, op.results.size());
   }
 
@@ -900,7 +938,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (const Attr* a = op.FindAttr("compare_type")) type = EnumWord(*a);
     static const std::set<std::string> kDirections = {"EQ", "NE", "LT", "LE", "GT", "GE"};
     if (!kDirections.count(direction)) {
-      return parser_.ErrorAt(op.pos, "compare needs a direction (EQ, NE, LT, LE, GT, GE), got '" + direction + "'");
+      return source_.ErrorAt(op.pos, "compare needs a direction (EQ, NE, LT, LE, GT, GE), got '" + direction + "'");
     }
     std::vector<Attribute> attrs = {{"direction", direction}};
     if (!type.empty() && type != "NOTYPE") attrs.push_back({"type", type});
@@ -963,7 +1001,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_ASSIGN_OR_RETURN(auto starts, IntsAttr(op, {"start_indices"}));
       ANVIL_ASSIGN_OR_RETURN(auto limits, IntsAttr(op, {"limit_indices"}));
       ANVIL_ASSIGN_OR_RETURN(auto strides, IntsAttr(op, {"strides"}, false));
-      if (limits.size() != starts.size()) return parser_.ErrorAt(op.pos, "slice bounds differ in length");
+      if (limits.size() != starts.size()) return source_.ErrorAt(op.pos, "slice bounds differ in length");
       for (size_t i = 0; i < starts.size(); ++i) {
         dims.push_back({starts[i], limits[i], i < strides.size() ? strides[i] : 1});
       }
@@ -979,7 +1017,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     for (int k = 0; k < 3; ++k) {
       Instruction* b = operands[1 + k];
       if (b->opcode != Opcode::kConstant || !b->literal || b->literal->elided()) {
-        return parser_.ErrorAt(op.pos, "real_dynamic_slice needs constant start, limit and stride operands");
+        return source_.ErrorAt(op.pos, "real_dynamic_slice needs constant start, limit and stride operands");
       }
       for (int64_t i = 0; i < b->literal->element_count(); ++i) bounds[k].push_back(b->literal->GetInt(i));
     }
@@ -1006,7 +1044,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       for (int k = 0; k < 3; ++k) {
         Instruction* amount = operands[2 + k];
         if (amount->opcode != Opcode::kConstant || !amount->literal || amount->literal->elided()) {
-          return parser_.ErrorAt(op.pos, "dynamic_pad needs constant padding amounts");
+          return source_.ErrorAt(op.pos, "dynamic_pad needs constant padding amounts");
         }
         for (int64_t i = 0; i < amount->literal->element_count(); ++i) outs[k]->push_back(amount->literal->GetInt(i));
       }
@@ -1017,7 +1055,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_ASSIGN_OR_RETURN(interior, IntsAttr(op, {"interior", "interior_padding"}));
     }
     if (low.size() != high.size() || low.size() != interior.size()) {
-      return parser_.ErrorAt(op.pos, "pad amounts differ in length");
+      return source_.ErrorAt(op.pos, "pad amounts differ in length");
     }
     std::vector<PadDim> dims;
     for (size_t i = 0; i < low.size(); ++i) dims.push_back({low[i], high[i], interior[i]});
@@ -1035,7 +1073,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     ANVIL_RETURN_IF_ERROR(need_operands(1));
     if (!operands[0]->shape.IsTuple() || index < 0 ||
         index >= static_cast<int64_t>(operands[0]->shape.tuple_elements().size())) {
-      return parser_.ErrorAt(op.pos, "get_tuple_element index " + std::to_string(index) + " is out of range");
+      return source_.ErrorAt(op.pos, "get_tuple_element index " + std::to_string(index) + " is out of range");
     }
     return bind(GetTupleElement(c, operands[0], index));
   }
@@ -1045,7 +1083,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (const Attr* format = op.FindAttr("format")) {
       // e5m10
       if (sscanf(format->s.c_str(), "e%ldm%ld", &exponent, &mantissa) != 2) {
-        return parser_.ErrorAt(op.pos, "reduce_precision format must read eNmM, got '" + format->s + "'");
+        return source_.ErrorAt(op.pos, "reduce_precision format must read eNmM, got '" + format->s + "'");
       }
     } else {
       ANVIL_ASSIGN_OR_RETURN(exponent, IntAttr(op, {"exponent_bits"}));
@@ -1076,12 +1114,12 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_RETURN_IF_ERROR(get("rhs_contracting_dimensions", rc));
     } else {
       if (const Attr* b = op.FindAttr("batching_dims")) {
-        if (b->list.size() != 2) return parser_.ErrorAt(op.pos, "batching_dims must read [..] x [..]");
+        if (b->list.size() != 2) return source_.ErrorAt(op.pos, "batching_dims must read [..] x [..]");
         ANVIL_ASSIGN_OR_RETURN(lb, Ints(b->list[0], op.pos));
         ANVIL_ASSIGN_OR_RETURN(rb, Ints(b->list[1], op.pos));
       }
       if (const Attr* k = op.FindAttr("contracting_dims")) {
-        if (k->list.size() != 2) return parser_.ErrorAt(op.pos, "contracting_dims must read [..] x [..]");
+        if (k->list.size() != 2) return source_.ErrorAt(op.pos, "contracting_dims must read [..] x [..]");
         ANVIL_ASSIGN_OR_RETURN(lc, Ints(k->list[0], op.pos));
         ANVIL_ASSIGN_OR_RETURN(rc, Ints(k->list[1], op.pos));
       }
@@ -1113,7 +1151,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_RETURN_IF_ERROR(need_operands(3));
       Instruction* padding = operands[2];
       if (padding->opcode != Opcode::kConstant || !padding->literal || padding->literal->elided()) {
-        return parser_.ErrorAt(op.pos, "dynamic_conv needs a constant padding operand");
+        return source_.ErrorAt(op.pos, "dynamic_conv needs a constant padding operand");
       }
       for (int64_t k = 0, k_end = padding->literal->element_count(); k < k_end; ++k) {
         dynamic_padding.push_back(padding->literal->GetInt(k));
@@ -1126,14 +1164,14 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     std::vector<int64_t> size;
     const Shape& kernel = operands[1]->shape;
     for (int64_t d : dnums.kernel_spatial) {
-      if (d >= kernel.rank()) return parser_.ErrorAt(op.pos, "kernel spatial dimension out of range");
+      if (d >= kernel.rank()) return source_.ErrorAt(op.pos, "kernel spatial dimension out of range");
       size.push_back(kernel.dim(static_cast<int>(d)));
     }
     ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
     if (!dynamic_padding.empty()) {
       auto dims = ParseWindow(window);
       if (!dims.ok() || dynamic_padding.size() != 2 * dims->size()) {
-        return parser_.ErrorAt(op.pos, "dynamic_conv padding needs two values per spatial dimension");
+        return source_.ErrorAt(op.pos, "dynamic_conv padding needs two values per spatial dimension");
       }
       for (size_t d = 0; d < dims->size(); ++d) {
         (*dims)[d].pad_low = dynamic_padding[2 * d];
@@ -1156,7 +1194,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     const Attr* type = op.FindAttr("type");
     if (!type) type = op.FindAttr("fft_type");
-    if (!type) return parser_.ErrorAt(op.pos, "fft needs a type");
+    if (!type) return source_.ErrorAt(op.pos, "fft needs a type");
     ANVIL_ASSIGN_OR_RETURN(auto length, IntsAttr(op, {"length", "fft_length"}));
     return bind(Emit(c, Opcode::kFft, shape, operands,
                      {{"fft_type", EnumWord(*type)}, {"fft_length", FormatIntList(length)}}));
@@ -1202,13 +1240,14 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   if (name == "custom_call") {
     const Attr* target = op.FindAttr("callee");
     if (!target) target = op.FindAttr("call_target_name");
-    if (!target) return parser_.ErrorAt(op.pos, "custom_call needs a target");
+    if (!target) return source_.ErrorAt(op.pos, "custom_call needs a target");
     std::vector<Attribute> attrs = {{"custom_call_target", Quoted(target->s)}};
     if (BoolAttr(op, "has_side_effect").value_or(false)) attrs.push_back({"custom_call_has_side_effect", "true"});
     if (const Attr* config = op.FindAttr("backend_config")) {
       attrs.push_back({"backend_config", Quoted(config->kind == Attr::Kind::kString ? config->s : AttrText(*config))});
     }
-    if (const Attr* version = op.FindAttr("api_version")) {
+    // API_VERSION_1 (original) is the default, written or not.
+    if (const Attr* version = op.FindAttr("api_version"); version && version->i != 1) {
       attrs.push_back({"api_version", "API_VERSION_" + std::to_string(version->i)});
     }
     Shape shape = results.size() == 1 ? results[0] : Shape::Tuple(results);
@@ -1220,7 +1259,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   if (name == "composite") {
     const Attr* decomposition = op.FindAttr("decomposition");
     if (!decomposition || decomposition->kind != Attr::Kind::kSymbol) {
-      return parser_.ErrorAt(op.pos, "composite needs decomposition = @function");
+      return source_.ErrorAt(op.pos, "composite needs decomposition = @function");
     }
     ANVIL_ASSIGN_OR_RETURN(Computation * target, ComputationForFunction(decomposition->s, op.pos));
     const Attr* composite_name = op.FindAttr("name");
@@ -1233,7 +1272,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
 
   // --- ops with regions
   if (name == "reduce") {
-    if (operands.size() % 2 != 0) return parser_.ErrorAt(op.pos, "reduce takes inputs and as many init values");
+    if (operands.size() % 2 != 0) return source_.ErrorAt(op.pos, "reduce takes inputs and as many init values");
     ANVIL_ASSIGN_OR_RETURN(auto dims, IntsAttr(op, {"dimensions"}));
     size_t n = operands.size() / 2;
     Computation* body;
@@ -1242,7 +1281,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       for (size_t i = n; i < operands.size(); ++i) inits.push_back(operands[i]->shape);
       ANVIL_ASSIGN_OR_RETURN(body, ScalarReducer(applies->s, inits, op.pos));
     } else {
-      if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, "reduce needs a body");
+      if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "reduce needs a body");
       ANVIL_ASSIGN_OR_RETURN(body, LowerClosedRegion(op.regions[0], "reduce_body"));
     }
     Instruction* reduce =
@@ -1251,7 +1290,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "reduce_window") {
-    if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, "reduce_window needs a body");
+    if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "reduce_window needs a body");
     ANVIL_ASSIGN_OR_RETURN(auto size, IntsAttr(op, {"window_dimensions"}));
     ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
     ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "reduce_window_body"));
@@ -1260,7 +1299,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "select_and_scatter") {
-    if (op.regions.size() != 2) return parser_.ErrorAt(op.pos, "select_and_scatter needs select and scatter bodies");
+    if (op.regions.size() != 2) return source_.ErrorAt(op.pos, "select_and_scatter needs select and scatter bodies");
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     std::vector<int64_t> size;
     if (op.FindAttr("window_dimensions")) {
@@ -1277,9 +1316,9 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "scatter") {
-    if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, "scatter needs a body");
+    if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "scatter needs a body");
     const Attr* d = op.FindAttr("scatter_dimension_numbers");
-    if (!d) return parser_.ErrorAt(op.pos, "scatter needs scatter_dimension_numbers");
+    if (!d) return source_.ErrorAt(op.pos, "scatter needs scatter_dimension_numbers");
     std::vector<Attribute> attrs;
     auto add_list = [&](std::string_view key, std::string hlo_key, bool always) -> Status {
       std::vector<int64_t> values;
@@ -1307,7 +1346,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   if (name == "gather" || name == "dynamic_gather") {
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     const Attr* d = op.FindAttr("dimension_numbers");
-    if (!d) return parser_.ErrorAt(op.pos, "gather needs dimension_numbers");
+    if (!d) return source_.ErrorAt(op.pos, "gather needs dimension_numbers");
     std::vector<Attribute> attrs;
     auto add_list = [&](std::string_view key, bool always) -> Status {
       std::vector<int64_t> values;
@@ -1330,7 +1369,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_RETURN_IF_ERROR(need_operands(3));
       Instruction* sizes = operands[2];
       if (sizes->opcode != Opcode::kConstant || !sizes->literal || sizes->literal->elided()) {
-        return parser_.ErrorAt(op.pos, "dynamic_gather needs constant slice sizes");
+        return source_.ErrorAt(op.pos, "dynamic_gather needs constant slice sizes");
       }
       for (int64_t i = 0; i < sizes->literal->element_count(); ++i) slice_sizes.push_back(sizes->literal->GetInt(i));
       operands.resize(2);
@@ -1343,7 +1382,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "sort") {
-    if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, "sort needs a comparator");
+    if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "sort needs a comparator");
     int64_t dim = -1;
     if (const Attr* a = op.FindAttr("dimension")) dim = a->i;
     if (dim < 0 && !operands.empty()) dim += operands[0]->shape.rank();
@@ -1355,7 +1394,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "map") {
-    if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, "map needs a body");
+    if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "map needs a body");
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     ANVIL_ASSIGN_OR_RETURN(auto dims, IntsAttr(op, {"dimensions"}));
     ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "map_body"));
@@ -1365,14 +1404,14 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "while") {
-    if (op.regions.size() != 2) return parser_.ErrorAt(op.pos, "while needs cond and body regions");
+    if (op.regions.size() != 2) return source_.ErrorAt(op.pos, "while needs cond and body regions");
     std::vector<Shape> loop_types;
     for (Instruction* o : operands) loop_types.push_back(o->shape);
     std::set<std::string> defined;
     std::vector<std::string> captures;
     for (const Region& r : op.regions) FreeValues(r, defined, captures);
     for (const std::string& name_used : captures) {
-      if (!scope.values.count(name_used)) return parser_.ErrorAt(op.pos, "use of undefined value '" + name_used + "'");
+      if (!scope.values.count(name_used)) return source_.ErrorAt(op.pos, "use of undefined value '" + name_used + "'");
     }
     ANVIL_ASSIGN_OR_RETURN(Computation * cond,
                            LowerPackedRegion(op.regions[0], "while_cond", loop_types, captures, scope, false));
@@ -1385,7 +1424,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
                              {{"condition", "%" + cond->name}, {"body", "%" + body->name}});
     with_computations(loop, {cond, body});
     if (op.results.size() != operands.size()) {
-      return parser_.ErrorAt(op.pos, "while has " + std::to_string(operands.size()) + " values but " +
+      return source_.ErrorAt(op.pos, "while has " + std::to_string(operands.size()) + " values but " +
                                          std::to_string(op.results.size()) + " results");
     }
     for (size_t i = 0; i < op.results.size(); ++i) {
@@ -1395,7 +1434,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "if" || name == "case") {
-    if (op.regions.empty()) return parser_.ErrorAt(op.pos, name + " needs branches");
+    if (op.regions.empty()) return source_.ErrorAt(op.pos, name + " needs branches");
     ANVIL_RETURN_IF_ERROR(need_operands(1));
     std::vector<Computation*> branches;
     std::vector<Instruction*> branch_operands = {operands[0]};
@@ -1404,7 +1443,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       std::vector<std::string> captures;
       FreeValues(op.regions[b], defined, captures);
       for (const std::string& name_used : captures) {
-        if (!scope.values.count(name_used)) return parser_.ErrorAt(op.pos, "use of undefined value '" + name_used + "'");
+        if (!scope.values.count(name_used)) return source_.ErrorAt(op.pos, "use of undefined value '" + name_used + "'");
       }
       ANVIL_ASSIGN_OR_RETURN(Computation * branch,
                              LowerPackedRegion(op.regions[b], name + "_branch", {}, captures, scope, false));
@@ -1416,7 +1455,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     Shape shape = branches[0]->ResultShape();
     std::vector<Attribute> attrs;
     if (name == "if") {
-      if (branches.size() != 2) return parser_.ErrorAt(op.pos, "if needs two branches");
+      if (branches.size() != 2) return source_.ErrorAt(op.pos, "if needs two branches");
       attrs = {{"true_computation", "%" + branches[0]->name}, {"false_computation", "%" + branches[1]->name}};
     } else {
       std::string list = "{";
@@ -1442,7 +1481,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     return OkStatus();
   };
   if (name == "all_reduce" || name == "reduce_scatter") {
-    if (op.regions.size() != 1) return parser_.ErrorAt(op.pos, name + " needs a body");
+    if (op.regions.size() != 1) return source_.ErrorAt(op.pos, name + " needs a body");
     std::vector<Attribute> attrs;
     ANVIL_RETURN_IF_ERROR(replica_groups(attrs));
     if (name == "reduce_scatter") {
@@ -1490,10 +1529,11 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
 
   // --- host transfers: the IR follows XLA's tuple-shaped forms
   auto config = [&](std::string_view key, std::string hlo_key, std::vector<Attribute>& attrs) {
-    if (const Attr* a = op.FindAttr(key)) attrs.push_back({std::move(hlo_key), Quoted(a->s)});
+    // An empty config is the default, written or not.
+    if (const Attr* a = op.FindAttr(key); a && !a->s.empty()) attrs.push_back({std::move(hlo_key), Quoted(a->s)});
   };
   if (name == "infeed") {
-    if (results.empty() || !results.back().IsToken()) return parser_.ErrorAt(op.pos, "infeed must return a token last");
+    if (results.empty() || !results.back().IsToken()) return source_.ErrorAt(op.pos, "infeed must return a token last");
     std::vector<Shape> data(results.begin(), results.end() - 1);
     std::vector<Attribute> attrs;
     config("infeed_config", "infeed_config", attrs);
@@ -1507,7 +1547,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     return OkStatus();
   }
   if (name == "outfeed") {
-    if (operands.empty()) return parser_.ErrorAt(op.pos, "outfeed needs a token");
+    if (operands.empty()) return source_.ErrorAt(op.pos, "outfeed needs a token");
     std::vector<Instruction*> data(operands.begin(), operands.end() - 1);
     std::vector<Attribute> attrs;
     config("outfeed_config", "outfeed_config", attrs);
@@ -1524,14 +1564,14 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (BoolAttr(op, "is_host_transfer").value_or(false)) attrs.push_back({"is_host_transfer", "true"});
     Shape u32 = Shape::Scalar(ElementType::kU32);
     if (name == "send") {
-      if (operands.empty()) return parser_.ErrorAt(op.pos, "send needs a token");
+      if (operands.empty()) return source_.ErrorAt(op.pos, "send needs a token");
       std::vector<Instruction*> data(operands.begin(), operands.end() - 1);
       Instruction* payload = data.size() == 1 ? data[0] : TupleOf(c, data);
       Instruction* send =
           Emit(c, Opcode::kSend, Shape::Tuple({payload->shape, u32, Shape::Token()}), {payload, operands.back()}, attrs);
       return bind(Emit(c, Opcode::kSendDone, Shape::Token(), {send}, {attrs[0]}));
     }
-    if (results.empty() || !results.back().IsToken()) return parser_.ErrorAt(op.pos, "recv must return a token last");
+    if (results.empty() || !results.back().IsToken()) return source_.ErrorAt(op.pos, "recv must return a token last");
     std::vector<Shape> data(results.begin(), results.end() - 1);
     Shape payload = data.size() == 1 ? data[0] : Shape::Tuple(data);
     ANVIL_RETURN_IF_ERROR(need_operands(1));
@@ -1560,9 +1600,52 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     return bind(emit_multi(opcode, operands, {{"epsilon", eps}, {"feature_index", std::to_string(feature)}}));
   }
 
-  return parser_.ErrorAt(op.pos, "operation '" + full + "' is not supported");
+  return source_.ErrorAt(op.pos, "operation '" + full + "' is not supported");
 }
 
+
+StatusOr<std::unique_ptr<Module>> LowerModule(mlir::SyntaxSource& source, const mlir::ModuleSyntax& syntax,
+                                              const std::string& file) {
+  auto module = std::make_unique<Module>();
+  module->name = syntax.name.empty() ? "module" : syntax.name;
+  module->source_file = file;
+  Lowering lowering(source, syntax, *module);
+  ANVIL_RETURN_IF_ERROR(lowering.Run());
+  return module;
+}
+
+std::vector<FunctionModule> LowerFunctions(mlir::SyntaxSource& source, const mlir::ModuleSyntax& syntax,
+                                           const std::string& file) {
+  std::vector<FunctionModule> out;
+  for (const Function& f : syntax.functions) {
+    if (!f.is_public) continue;
+    auto module = std::make_unique<Module>();
+    module->name = f.name;
+    module->source_file = file;
+    Lowering lowering(source, syntax, *module);
+    Status status = lowering.RunEntry(f);
+    if (status.ok()) {
+      out.push_back({f.name, std::move(module)});
+    } else {
+      out.push_back({f.name, Status(status.code(), status.message() + " (in function @" + f.name + ")")});
+    }
+  }
+  return out;
+}
+
+StatusOr<std::vector<FunctionModule>> ParseStableHloFunctions(std::string_view text, const SourceInfo& source) {
+  std::vector<FunctionModule> out;
+  for (const TextChunk& chunk : SplitInputFile(text)) {
+    SourceInfo chunk_source = source;
+    chunk_source.first_line = source.first_line + chunk.first_line - 1;
+    TextCursor probe(chunk.text, chunk_source, false);
+    if (probe.AtEnd()) continue;
+    mlir::Parser parser(chunk.text, chunk_source);
+    ANVIL_ASSIGN_OR_RETURN(mlir::ModuleSyntax syntax, parser.ParseModule(/*recover_functions=*/true));
+    for (FunctionModule& f : LowerFunctions(parser, syntax, source.file)) out.push_back(std::move(f));
+  }
+  return out;
+}
 
 StatusOr<std::vector<std::unique_ptr<Module>>> ParseStableHloText(std::string_view text, const SourceInfo& source) {
   std::vector<std::unique_ptr<Module>> modules;
@@ -1573,11 +1656,7 @@ StatusOr<std::vector<std::unique_ptr<Module>>> ParseStableHloText(std::string_vi
     if (probe.AtEnd()) continue;  // a chunk of comments only
     mlir::Parser parser(chunk.text, chunk_source);
     ANVIL_ASSIGN_OR_RETURN(mlir::ModuleSyntax syntax, parser.ParseModule());
-    auto module = std::make_unique<Module>();
-    module->name = syntax.name.empty() ? "module" : syntax.name;
-    module->source_file = source.file;
-    Lowering lowering(parser, syntax, *module);
-    ANVIL_RETURN_IF_ERROR(lowering.Run());
+    ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LowerModule(parser, syntax, source.file));
     modules.push_back(std::move(module));
   }
   if (modules.empty()) return InvalidArgument(source.file + ":1:1: error: no module in the input");

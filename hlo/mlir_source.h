@@ -1,0 +1,27 @@
+// What the StableHLO lowering needs from where its syntax tree came from:
+// messages that point into the source (FILE:LINE:COL for text, byte offsets
+// for bytecode), instruction positions, and the values of dense attributes
+// that text leaves unparsed until the lowering knows their type. Internal to hlo/.
+#pragma once
+
+#include <string_view>
+#include <utility>
+
+#include "hlo/literal.h"
+#include "hlo/status.h"
+
+namespace anvil::hlo::mlir {
+
+class SyntaxSource {
+ public:
+  virtual ~SyntaxSource() = default;
+  // An INVALID_ARGUMENT status pointing at `pos` (a position the tree recorded).
+  virtual Status ErrorAt(size_t pos, std::string_view message) const = 0;
+  // Line and column of `pos` for an instruction's source position; (0, 0)
+  // when the source has no lines.
+  virtual std::pair<int, int> LineColumn(size_t pos) const = 0;
+  // The body of a `dense<...>` attribute written as text at `body_pos`.
+  virtual StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape) = 0;
+};
+
+}  // namespace anvil::hlo::mlir

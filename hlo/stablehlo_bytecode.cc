@@ -1,0 +1,54 @@
+// Front door 3: a VHLO portable artifact, read into the StableHLO syntax tree
+// (bytecode_reader, vhlo_attributes, vhlo_ops) and lowered like text.
+#include "hlo/bytecode_reader.h"
+#include "hlo/stablehlo_lowering.h"
+#include "hlo/stablehlo_parser.h"
+#include "hlo/vhlo_ops.h"
+
+namespace anvil::hlo {
+namespace {
+
+// Positions in a tree read from bytecode are byte offsets; dense values come
+// decoded, so there is never text to parse.
+class BytecodeSource : public mlir::SyntaxSource {
+ public:
+  explicit BytecodeSource(const std::string* file) : file_(file) {}
+  Status ErrorAt(size_t pos, std::string_view message) const override {
+    // Messages the reader made already carry their offset.
+    if (message.find(": byte ") != std::string_view::npos) return InvalidArgument(std::string(message));
+    return InvalidArgument(bytecode::OffsetPrefix(*file_, pos) + std::string(message));
+  }
+  std::pair<int, int> LineColumn(size_t) const override { return {0, 0}; }
+  StatusOr<Literal> ParseDense(size_t pos, const Shape&) override {
+    return ErrorAt(pos, "a dense attribute without decoded values");
+  }
+
+ private:
+  const std::string* file_;
+};
+
+StatusOr<mlir::ModuleSyntax> ReadSyntax(std::string_view bytes, const std::string* file) {
+  bytecode::Bytes all{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 0};
+  ANVIL_ASSIGN_OR_RETURN(bytecode::File f, bytecode::ReadFile(all, file));
+  return vhlo::ReadModule(f, file);
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::unique_ptr<Module>>> ParseStableHloBytecode(std::string_view bytes, const SourceInfo& source) {
+  ANVIL_ASSIGN_OR_RETURN(mlir::ModuleSyntax syntax, ReadSyntax(bytes, &source.file));
+  BytecodeSource src(&source.file);
+  ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LowerModule(src, syntax, source.file));
+  std::vector<std::unique_ptr<Module>> modules;
+  modules.push_back(std::move(module));
+  return modules;
+}
+
+StatusOr<std::vector<FunctionModule>> ParseStableHloBytecodeFunctions(std::string_view bytes,
+                                                                      const SourceInfo& source) {
+  ANVIL_ASSIGN_OR_RETURN(mlir::ModuleSyntax syntax, ReadSyntax(bytes, &source.file));
+  BytecodeSource src(&source.file);
+  return LowerFunctions(src, syntax, source.file);
+}
+
+}  // namespace anvil::hlo
