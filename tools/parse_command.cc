@@ -20,7 +20,7 @@ namespace {
 
 void PrintParseUsage(FILE* out) {
   std::fprintf(out,
-               "usage: anvil parse [--quiet] [--format hlo|stablehlo] FILE_OR_DIR...\n"
+               "usage: anvil parse [--quiet] [--format hlo|stablehlo|stablehlo-bytecode] FILE_OR_DIR...\n"
                "  --quiet        print only errors and the closing count\n"
                "  --format F     read every file as F instead of by extension\n");
 }
@@ -60,7 +60,8 @@ int ParseCommand(int argc, char** argv) {
     } else if (a == "--format" && k + 1 < argc) {
       format = hlo::ProgramFormatFromName(argv[++k]);
       if (!format) {
-        std::fprintf(stderr, "anvil parse: unknown format '%s' (expected hlo or stablehlo)\n", argv[k]);
+        std::fprintf(stderr, "anvil parse: unknown format '%s' (expected hlo, stablehlo or stablehlo-bytecode)\n",
+                     argv[k]);
         return 2;
       }
     } else if (a == "--help" || a == "-h") {

@@ -274,7 +274,8 @@ typedef struct anvil_compile_args {
   size_t struct_size;
   const char* program; /* bytes; need to live only during the call */
   size_t program_size;
-  const char* format; /* "hlo" (XLA HLO text) or "stablehlo" (MLIR text) */
+  const char* format; /* "hlo" (XLA HLO text), "stablehlo" (MLIR text) or
+                         "stablehlo-bytecode" (a portable artifact) */
   anvil_device* device;
   const char* options; /* plugin options, may be NULL */
 } anvil_compile_args;

@@ -169,7 +169,8 @@ TEST_F(MisuseTest, NullOutPointersAreRefused) {
   EXPECT_EQ(format.code, ANVIL_INVALID_ARGUMENT);
   EXPECT_EQ(format.message, "anvil_client_compile: args->format is NULL");
   Outcome unknown = CompileText("HloModule m\n", "onnx", &none);
-  EXPECT_EQ(unknown.message, "anvil_client_compile: unknown program format 'onnx' (expected hlo or stablehlo)");
+  EXPECT_EQ(unknown.message,
+            "anvil_client_compile: unknown program format 'onnx' (expected hlo, stablehlo or stablehlo-bytecode)");
 }
 
 constexpr char kThreeOutputs[] = R"(HloModule three
