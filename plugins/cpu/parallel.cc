@@ -34,7 +34,9 @@ struct Job {
 
 void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
   if (n <= 0) return;
-  const int64_t threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  // Asked once: glibc reads /sys/devices/system/cpu/online on every call,
+  // which cost tiny programs a system call per loop.
+  static const int64_t threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
   if (!executor_ || n <= grain || threads == 1) {
     fn(0, n);
     return;
