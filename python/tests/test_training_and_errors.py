@@ -107,3 +107,19 @@ def test_anvil_is_the_device_of_the_result():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["anvil", "anvil"]
+
+
+def test_vulkan_plugin_serves_jax_too():
+    # ANVIL_PJRT_PLUGIN picks the Anvil plugin behind the PJRT client.
+    code = textwrap.dedent("""
+        import jax, jax.numpy as jnp, numpy as np
+        d = jax.devices()[0]
+        x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
+        y = jax.jit(lambda a: jnp.tanh(a @ a.T) + 1)(x)
+        np.testing.assert_allclose(np.asarray(y), np.tanh(x @ x.T) + 1, rtol=1e-5, atol=1e-6)
+        print(d.platform, "vulkan" in str(d))
+    """)
+    env = dict(__import__("os").environ, JAX_PLATFORMS="anvil", ANVIL_PJRT_PLUGIN="vulkan")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["anvil", "True"]
