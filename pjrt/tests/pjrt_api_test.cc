@@ -280,6 +280,48 @@ TEST_F(PjrtApiTest, StridedHostBufferIsGathered) {
   DestroyBuffer(b);
 }
 
+TEST_F(PjrtApiTest, ToHostBufferWritesTheRequestedLayout) {
+  Buffer* b = FromHost({1, 2, 3, 4, 5, 6}, {2, 3});
+  // Column-major: minor_to_major {0, 1}.
+  std::vector<int64_t> minor_to_major = {0, 1};
+  pabi::MemoryLayout layout = {};
+  layout.struct_size = sizeof(layout);
+  layout.type = pabi::kLayoutTiled;
+  layout.tiled.struct_size = sizeof(layout.tiled);
+  layout.tiled.minor_to_major = minor_to_major.data();
+  layout.tiled.minor_to_major_size = 2;
+  std::vector<float> out(6, -1.0f);
+  pabi::BufferToHostBufferArgs args = {};
+  args.src = b;
+  args.host_layout = &layout;
+  args.dst = out.data();
+  args.dst_size = out.size() * sizeof(float);
+  ASSERT_OK(api_, Call(api_->Buffer_ToHostBuffer, args));
+  pabi::EventArgs await = {};
+  await.event = args.event;
+  ASSERT_OK(api_, Call(api_->Event_Await, await));
+  DestroyEvent(args.event);
+  EXPECT_EQ(out, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  // A size query answers without copying.
+  pabi::BufferToHostBufferArgs query = {};
+  query.src = b;
+  ASSERT_OK(api_, Call(api_->Buffer_ToHostBuffer, query));
+  EXPECT_EQ(query.dst_size, 24u);
+  EXPECT_EQ(query.event, nullptr);
+  // After Buffer_Delete the contents are gone, and reading says so.
+  pabi::BufferArgs del = {};
+  del.buffer = b;
+  ASSERT_OK(api_, Call(api_->Buffer_Delete, del));
+  pabi::BufferToHostBufferArgs late = {};
+  late.src = b;
+  late.dst = out.data();
+  late.dst_size = 24;
+  ErrorInfo info = Take(api_, Call(api_->Buffer_ToHostBuffer, late));
+  EXPECT_EQ(info.code, pabi::kFailedPrecondition);
+  EXPECT_NE(info.message.find("deleted"), std::string::npos) << info.message;
+  DestroyBuffer(b);
+}
+
 TEST_F(PjrtApiTest, DonatedBufferIsDeletedAndRefused) {
   LoadedExecutable* executable = nullptr;
   ErrorInfo compiled = Compile(kDonatingAdd, &executable);
