@@ -12,7 +12,7 @@
 namespace anvil::hlo::bytecode {
 namespace {
 
-constexpr int kMaxRegionDepth = 128;
+constexpr int kMaxRegionDepth = 64;  // as deep as the text parsers go, roughly
 
 Status ReadStrings(Bytes section, const std::string* file, std::vector<std::string_view>& strings) {
   Reader r(section, file);
@@ -26,9 +26,13 @@ Status ReadStrings(Bytes section, const std::string* file, std::vector<std::stri
     const size_t at = r.offset();
     uint64_t size = 0;
     ANVIL_RETURN_IF_ERROR(r.ReadVarInt(size, "a string size"));
-    if (size == 0 || size > end) return r.ErrorAtOffset(at, "string size " + std::to_string(size) + " does not fit the string section");
+    if (size == 0 || size > end) {
+      return r.ErrorAtOffset(at, "string size " + std::to_string(size) + " does not fit the string section");
+    }
     const size_t start = end - size;
-    if (section.data[end - 1] != 0) return r.ErrorAtOffset(section.offset + end - 1, "expected a string's NUL terminator");
+    if (section.data[end - 1] != 0) {
+      return r.ErrorAtOffset(section.offset + end - 1, "expected a string's NUL terminator");
+    }
     strings[count - 1 - k] = std::string_view(reinterpret_cast<const char*>(section.data + start), size - 1);
     end = start;
   }
@@ -259,7 +263,9 @@ class IrReader {
   Status ReadOp(Reader& r, GenericOp& op, uint64_t region_values, uint64_t num_blocks) {
     op.offset = r.offset();
     ANVIL_RETURN_IF_ERROR(r.ReadVarInt(op.name, "an operation name index"));
-    if (op.name >= f_.op_names.size()) return r.Error("operation name index " + std::to_string(op.name) + " out of range");
+    if (op.name >= f_.op_names.size()) {
+      return r.Error("operation name index " + std::to_string(op.name) + " out of range");
+    }
     uint8_t mask = 0;
     ANVIL_RETURN_IF_ERROR(r.ReadByte(mask, "an operation's encoding mask"));
     if (mask & 0x80) return r.ErrorAtOffset(r.offset() - 1, "unknown bits in an operation's encoding mask");
@@ -273,7 +279,9 @@ class IrReader {
       if (f_.version < kVersionNativeProperties) return r.Error("properties in a bytecode version that has none");
       if (f_.op_names[op.name].registered) {
         ANVIL_RETURN_IF_ERROR(r.ReadVarInt(index, "a properties index"));
-        if (index >= f_.properties.size()) return r.Error("properties index " + std::to_string(index) + " out of range");
+        if (index >= f_.properties.size()) {
+          return r.Error("properties index " + std::to_string(index) + " out of range");
+        }
         op.properties = index;
       } else {
         ANVIL_RETURN_IF_ERROR(AttrIndex(r, index));
@@ -327,7 +335,9 @@ class IrReader {
       for (size_t k = 0; k < op.result_types.size(); ++k) op.results.push_back(Fresh());
     }
     if (num_regions == 0) return OkStatus();
-    if (++depth_ > kMaxRegionDepth) return r.Error("regions nested more than " + std::to_string(kMaxRegionDepth) + " deep");
+    if (++depth_ > kMaxRegionDepth) {
+      return r.Error("regions nested more than " + std::to_string(kMaxRegionDepth) + " deep");
+    }
     op.regions.resize(num_regions);
     if (isolated && f_.version >= kVersionLazyLoading) {
       // An isolated op's regions form a section of their own.

@@ -35,7 +35,8 @@ StatusOr<mlir::ModuleSyntax> ReadSyntax(std::string_view bytes, const std::strin
 
 }  // namespace
 
-StatusOr<std::vector<std::unique_ptr<Module>>> ParseStableHloBytecode(std::string_view bytes, const SourceInfo& source) {
+StatusOr<std::vector<std::unique_ptr<Module>>> ParseStableHloBytecode(std::string_view bytes,
+                                                                      const SourceInfo& source) {
   ANVIL_ASSIGN_OR_RETURN(mlir::ModuleSyntax syntax, ReadSyntax(bytes, &source.file));
   BytecodeSource src(&source.file);
   ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LowerModule(src, syntax, source.file));

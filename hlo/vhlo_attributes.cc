@@ -264,8 +264,8 @@ StatusOr<Attr> Decoder::FloatAttr(Reader& r, const Type& type) {
   // The value the text parser reads from the shortest decimal MLIR prints
   // for it, so that both front doors give the same double.
   const std::string text = FloatBitsToString(type.element, raw);
-  a.f = text.find("nan") != std::string::npos || text.find("inf") != std::string::npos ? FloatValue(type.element, raw)
-                                                                                      : std::strtod(text.c_str(), nullptr);
+  const bool special = text.find("nan") != std::string::npos || text.find("inf") != std::string::npos;
+  a.f = special ? FloatValue(type.element, raw) : std::strtod(text.c_str(), nullptr);
   a.type = Shape::Scalar(type.element);
   return a;
 }
@@ -384,10 +384,12 @@ StatusOr<Attr> Decoder::DecodeAttribute(uint64_t index, AttrSlot& slot) {
     a.raw = std::string(text);
     return a;
   }
-  StatusOr<Attr> a = dialect == "vhlo"      ? DecodeVhloAttribute(r, slot)
-                     : dialect == "builtin" ? DecodeBuiltinAttribute(r, slot)
-                                            : StatusOr<Attr>(r.Error("attribute of the unknown dialect '" +
-                                                                     std::string(dialect) + "'"));
+  if (dialect != "vhlo" && dialect != "builtin") {
+    // Another dialect's own encoding (a sharding annotation, say): kept by
+    // name only; the lowering reads no such attribute.
+    return Opaque(std::string(dialect));
+  }
+  StatusOr<Attr> a = dialect == "vhlo" ? DecodeVhloAttribute(r, slot) : DecodeBuiltinAttribute(r, slot);
   if (!a.ok()) return a;
   if (!r.AtEnd()) return r.Error("unexpected bytes after an attribute");
   return a;

@@ -67,22 +67,49 @@ constexpr OpInfo kOps[] = {
     {"concatenate_v1", "dimension"},
     {"constant_v1", "value"},
     {"convert_v1", ""},
-    {"convolution_v1", "window_strides padding lhs_dilation rhs_dilation window_reversal input_batch_dimension input_feature_dimension input_spatial_dimensions kernel_input_feature_dimension kernel_output_feature_dimension kernel_spatial_dimensions output_batch_dimension output_feature_dimension output_spatial_dimensions feature_group_count batch_group_count precision_config"},
+    {"convolution_v1",
+     "window_strides padding lhs_dilation rhs_dilation window_reversal "
+     "input_batch_dimension input_feature_dimension input_spatial_dimensions "
+     "kernel_input_feature_dimension kernel_output_feature_dimension "
+     "kernel_spatial_dimensions output_batch_dimension output_feature_dimension "
+     "output_spatial_dimensions feature_group_count batch_group_count precision_config"},
     {"cosine_v1", ""},
     {"cosine_v2", "result_accuracy"},
     {"create_token_v1", ""},
     {"cross-replica-sum_v1", "replica_groups"},
-    {"custom_call_v1", "call_target_name has_side_effect backend_config api_version called_computations operand_layouts result_layouts output_operand_aliases"},
-    {"custom_call_v2", "call_target_name has_side_effect backend_config api_version called_computations operand_layouts result_layouts output_operand_aliases result_tilings"},
+    {"custom_call_v1",
+     "call_target_name has_side_effect backend_config api_version called_computations "
+     "operand_layouts result_layouts output_operand_aliases"},
+    {"custom_call_v2",
+     "call_target_name has_side_effect backend_config api_version called_computations "
+     "operand_layouts result_layouts output_operand_aliases result_tilings"},
     {"divide_v1", ""},
-    {"dot_general_v1", "lhs_batching_dimensions rhs_batching_dimensions lhs_contracting_dimensions rhs_contracting_dimensions precision_config"},
-    {"dot_general_v2", "lhs_batching_dimensions rhs_batching_dimensions lhs_contracting_dimensions rhs_contracting_dimensions precision_config lhs_precision_type rhs_precision_type accumulation_type lhs_component_count rhs_component_count num_primitive_operations allow_imprecise_accumulation"},
+    {"dot_general_v1",
+     "lhs_batching_dimensions rhs_batching_dimensions lhs_contracting_dimensions "
+     "rhs_contracting_dimensions precision_config"},
+    {"dot_general_v2",
+     "lhs_batching_dimensions rhs_batching_dimensions lhs_contracting_dimensions "
+     "rhs_contracting_dimensions precision_config lhs_precision_type rhs_precision_type "
+     "accumulation_type lhs_component_count rhs_component_count num_primitive_operations "
+     "allow_imprecise_accumulation"},
     {"dot_v1", "precision_config"},
     {"dynamic_broadcast_in_dim_v1", "broadcast_dimensions known_expanding_dimensions known_nonexpanding_dimensions"},
-    {"dynamic_conv_v1", "window_strides padding lhs_dilation rhs_dilation window_reversal input_batch_dimension input_feature_dimension input_spatial_dimensions kernel_input_feature_dimension kernel_output_feature_dimension kernel_spatial_dimensions output_batch_dimension output_feature_dimension output_spatial_dimensions feature_group_count batch_group_count precision_config"},
-    {"dynamic_conv_v2", "window_strides lhs_dilation rhs_dilation window_reversal input_batch_dimension input_feature_dimension input_spatial_dimensions kernel_input_feature_dimension kernel_output_feature_dimension kernel_spatial_dimensions output_batch_dimension output_feature_dimension output_spatial_dimensions feature_group_count batch_group_count precision_config"},
+    {"dynamic_conv_v1",
+     "window_strides padding lhs_dilation rhs_dilation window_reversal "
+     "input_batch_dimension input_feature_dimension input_spatial_dimensions "
+     "kernel_input_feature_dimension kernel_output_feature_dimension "
+     "kernel_spatial_dimensions output_batch_dimension output_feature_dimension "
+     "output_spatial_dimensions feature_group_count batch_group_count precision_config"},
+    {"dynamic_conv_v2",
+     "window_strides lhs_dilation rhs_dilation window_reversal input_batch_dimension "
+     "input_feature_dimension input_spatial_dimensions kernel_input_feature_dimension "
+     "kernel_output_feature_dimension kernel_spatial_dimensions output_batch_dimension "
+     "output_feature_dimension output_spatial_dimensions feature_group_count "
+     "batch_group_count precision_config"},
     {"dynamic_gather_v1", "offset_dims collapsed_slice_dims start_index_map index_vector_dim indices_are_sorted"},
-    {"dynamic_gather_v2", "offset_dims collapsed_slice_dims operand_batching_dims start_indices_batching_dims start_index_map index_vector_dim indices_are_sorted"},
+    {"dynamic_gather_v2",
+     "offset_dims collapsed_slice_dims operand_batching_dims start_indices_batching_dims "
+     "start_index_map index_vector_dim indices_are_sorted"},
     {"dynamic_iota_v1", "iota_dimension"},
     {"dynamic_pad_v1", ""},
     {"dynamic_reshape_v1", ""},
@@ -97,7 +124,9 @@ constexpr OpInfo kOps[] = {
     {"floor_v1", ""},
     {"func_v1", "sym_name function_type sym_visibility arg_attrs res_attrs"},
     {"gather_v1", "offset_dims collapsed_slice_dims start_index_map index_vector_dim slice_sizes indices_are_sorted"},
-    {"gather_v2", "offset_dims collapsed_slice_dims operand_batching_dims start_indices_batching_dims start_index_map index_vector_dim slice_sizes indices_are_sorted"},
+    {"gather_v2",
+     "offset_dims collapsed_slice_dims operand_batching_dims start_indices_batching_dims "
+     "start_index_map index_vector_dim slice_sizes indices_are_sorted"},
     {"get_dimension_size_v1", "dimension"},
     {"get_tuple_element_v1", "index"},
     {"if_v1", ""},
@@ -143,8 +172,13 @@ constexpr OpInfo kOps[] = {
     {"round_nearest_afz_v1", ""},
     {"rsqrt_v1", ""},
     {"rsqrt_v2", "result_accuracy"},
-    {"scatter_v1", "update_window_dims inserted_window_dims scatter_dims_to_operand_dims index_vector_dim indices_are_sorted unique_indices"},
-    {"scatter_v2", "update_window_dims inserted_window_dims input_batching_dims scatter_indices_batching_dims scatter_dims_to_operand_dims index_vector_dim indices_are_sorted unique_indices"},
+    {"scatter_v1",
+     "update_window_dims inserted_window_dims scatter_dims_to_operand_dims "
+     "index_vector_dim indices_are_sorted unique_indices"},
+    {"scatter_v2",
+     "update_window_dims inserted_window_dims input_batching_dims "
+     "scatter_indices_batching_dims scatter_dims_to_operand_dims index_vector_dim "
+     "indices_are_sorted unique_indices"},
     {"select_and_scatter_v1", "window_dimensions window_strides padding"},
     {"select_v1", ""},
     {"send_v1", "channel_id channel_type is_host_transfer"},
@@ -209,7 +243,8 @@ void Regroup(mlir::Op& op, const char* into, const char* kind, std::initializer_
   group.kind = Attr::Kind::kOpaque;
   group.s = kind;
   for (const char* key : keys) {
-    auto it = std::find_if(op.attributes.begin(), op.attributes.end(), [&](const NamedAttr& a) { return a.first == key; });
+    auto it = std::find_if(op.attributes.begin(), op.attributes.end(),
+                           [&](const NamedAttr& a) { return a.first == key; });
     if (it == op.attributes.end()) continue;
     if (!group.raw.empty()) group.raw += ", ";
     group.raw += std::string(key) + " = ...";
@@ -302,7 +337,7 @@ class Converter {
       }
       ANVIL_RETURN_IF_ERROR(TopLevel(op, module));
     }
-    if (module.functions.empty()) return Reader({}, name_).ErrorAtOffset(0, "the artifact defines no function");
+    if (module.functions.empty()) return ErrorAt(0, "the artifact defines no function");
     return module;
   }
 
@@ -314,12 +349,16 @@ class Converter {
     std::string producer(f_.producer);
     if (sscanf(producer.c_str(), "StableHLO_v%d.%d.%d", &major, &minor, &patch) != 3) return OkStatus();
     if (major > kNewestMajor || (major == kNewestMajor && minor > kNewestMinor)) {
-      return Reader({}, name_).ErrorAtOffset(
+      return ErrorAt(
           5, "the artifact was written by " + producer + ": VHLO " + std::to_string(major) + "." +
                  std::to_string(minor) + "." + std::to_string(patch) + " is newer than the newest this reader knows (" +
                  std::to_string(kNewestMajor) + "." + std::to_string(kNewestMinor) + ")");
     }
     return OkStatus();
+  }
+
+  Status ErrorAt(size_t offset, std::string_view message) const {
+    return Reader({}, name_).ErrorAtOffset(offset, message);
   }
 
   std::string FullName(const GenericOp& op) const {
@@ -328,7 +367,7 @@ class Converter {
   }
 
   Status Refuse(Status& refusal, size_t offset, std::string_view message) {
-    if (refusal.ok()) refusal = Reader({}, name_).ErrorAtOffset(offset, message);
+    if (refusal.ok()) refusal = ErrorAt(offset, message);
     return OkStatus();
   }
 
@@ -377,7 +416,7 @@ class Converter {
       if (!dict || !op.properties) continue;  // else read above
       ANVIL_ASSIGN_OR_RETURN(const Attr* a, decoder_.Attribute(*dict));
       if (a->kind != Attr::Kind::kDict) {
-        return Reader({}, name_).ErrorAtOffset(op.offset, "expected a dictionary of attributes");
+        return ErrorAt(op.offset, "expected a dictionary of attributes");
       }
       ANVIL_RETURN_IF_ERROR(CheckSupported(*a, op.offset, refusal));
       for (const NamedAttr& e : a->entries) out.push_back(e);
@@ -394,10 +433,9 @@ class Converter {
   }
 
   Status TopLevel(const GenericOp& op, mlir::ModuleSyntax& module) {
-    const std::string full = FullName(op);
-    if (full != "vhlo.func_v1") {
-      return Reader({}, name_).ErrorAtOffset(op.offset, "expected vhlo.func_v1 in the module, found " + full);
-    }
+    // Other ops beside the functions (a sharding mesh, say) carry nothing
+    // the functions need.
+    if (FullName(op) != "vhlo.func_v1") return OkStatus();
     mlir::Function f;
     f.pos = op.offset;
     std::vector<std::pair<std::string, uint64_t>> props;
@@ -406,13 +444,13 @@ class Converter {
     for (const auto& [key, index] : props) {
       if (key == "sym_name" || key == "sym_visibility") {
         ANVIL_ASSIGN_OR_RETURN(const Attr* a, decoder_.Attribute(index));
-        if (a->kind != Attr::Kind::kString) return Reader({}, name_).ErrorAtOffset(op.offset, key + " must be a string");
+        if (a->kind != Attr::Kind::kString) return ErrorAt(op.offset, key + " must be a string");
         if (key == "sym_name") f.name = a->s;
         if (key == "sym_visibility") f.is_public = a->s != "private";
       } else if (key == "function_type") {
         ANVIL_ASSIGN_OR_RETURN(const Type* type, decoder_.TypeOfAttribute(index));
         if (type->kind != Type::Kind::kFunction) {
-          return Reader({}, name_).ErrorAtOffset(op.offset, "function_type must be a function type");
+          return ErrorAt(op.offset, "function_type must be a function type");
         }
         for (const Type* r : type->results) {
           StatusOr<Shape> s = Decoder::ValueShape(*r);
@@ -421,11 +459,11 @@ class Converter {
         }
       }
     }
-    if (f.name.empty()) return Reader({}, name_).ErrorAtOffset(op.offset, "a function without a name");
+    if (f.name.empty()) return ErrorAt(op.offset, "a function without a name");
     for (const mlir::Function& other : module.functions) {
-      if (other.name == f.name) return Reader({}, name_).ErrorAtOffset(op.offset, "function @" + f.name + " is defined twice");
+      if (other.name == f.name) return ErrorAt(op.offset, "function @" + f.name + " is defined twice");
     }
-    if (op.regions.size() != 1) return Reader({}, name_).ErrorAtOffset(op.offset, "a function needs one body region");
+    if (op.regions.size() != 1) return ErrorAt(op.offset, "a function needs one body region");
     ANVIL_RETURN_IF_ERROR(ConvertRegion(op.regions[0], f.body, refusal));
     if (!f.body.blocks.empty()) f.arguments = f.body.blocks.front().arguments;
     f.error = refusal;
@@ -435,7 +473,9 @@ class Converter {
 
   Status ConvertRegion(const GenericRegion& in, mlir::Region& out, Status& refusal) {
     out.pos = in.offset;
-    if (in.blocks.size() > 1) ANVIL_RETURN_IF_ERROR(Refuse(refusal, in.offset, "regions of several blocks are not supported"));
+    if (in.blocks.size() > 1) {
+      ANVIL_RETURN_IF_ERROR(Refuse(refusal, in.offset, "regions of several blocks are not supported"));
+    }
     for (const GenericBlock& block : in.blocks) {
       mlir::Block b;
       for (const auto& [name, type] : block.arguments) {
