@@ -14,8 +14,6 @@ class BytecodeSource : public mlir::SyntaxSource {
  public:
   explicit BytecodeSource(const std::string* file) : file_(file) {}
   Status ErrorAt(size_t pos, std::string_view message) const override {
-    // Messages the reader made already carry their offset.
-    if (message.find(": byte ") != std::string_view::npos) return InvalidArgument(std::string(message));
     return InvalidArgument(bytecode::OffsetPrefix(*file_, pos) + std::string(message));
   }
   std::pair<int, int> LineColumn(size_t) const override { return {0, 0}; }

@@ -6,6 +6,7 @@
 #include "hlo/vhlo_ops.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -328,6 +329,7 @@ class Converter {
     for (const GenericOp& op : f_.top.ops) {
       const std::string full = FullName(op);
       if (full == "builtin.module") {
+        module.name = ModuleName(op);
         for (const GenericRegion& region : op.regions) {
           for (const GenericBlock& block : region.blocks) {
             for (const GenericOp& inner : block.ops) ANVIL_RETURN_IF_ERROR(TopLevel(inner, module));
@@ -355,6 +357,34 @@ class Converter {
                  std::to_string(kNewestMajor) + "." + std::to_string(kNewestMinor) + ")");
     }
     return OkStatus();
+  }
+
+  // `module @jit_f`: the optional sym_name, the first of builtin.module's
+  // optional properties (or an entry of its attributes before properties).
+  // A module without a readable name is just unnamed.
+  std::string ModuleName(const GenericOp& op) {
+    std::optional<uint64_t> index;
+    if (op.properties) {
+      Reader r(f_.properties[*op.properties], name_);
+      uint64_t value = 0;
+      bool present = false;
+      if (r.ReadVarIntWithFlag(value, present).ok() && present) index = value;
+    } else if (op.attributes) {
+      auto entries = decoder_.DictionaryIndices(*op.attributes);
+      if (entries.ok()) {
+        for (const auto& [key, value] : *entries) {
+          if (key == "sym_name") index = value;
+        }
+      }
+    }
+    if (!index || *index >= f_.attributes.size()) return "";
+    auto name = decoder_.Attribute(*index);
+    if (!name.ok() || (*name)->kind != Attr::Kind::kString) return "";
+    // The text parser reads a module name as an identifier; so must this be.
+    for (char ch : (*name)->s) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-') return "";
+    }
+    return (*name)->s;
   }
 
   Status ErrorAt(size_t offset, std::string_view message) const {
