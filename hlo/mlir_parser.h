@@ -21,7 +21,10 @@ class Parser : public SyntaxSource {
   StatusOr<ModuleSyntax> ParseModule(bool recover_functions = false);
   // Reads the body of a `dense<...>` attribute (found at `body_pos`) as a
   // literal of `shape`.
-  StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape) override;
+  StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape);
+  StatusOr<Literal> DenseValue(const Attr& dense, const Shape& shape) override {
+    return ParseDense(dense.body_pos, shape);
+  }
   Status ErrorAt(size_t pos, std::string_view message) const override { return c_.ErrorAt(pos, message); }
   std::pair<int, int> LineColumn(size_t pos) const override { return c_.LineColumn(pos); }
 

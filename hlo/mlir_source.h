@@ -1,13 +1,15 @@
 // What the StableHLO lowering needs from where its syntax tree came from:
 // messages that point into the source (FILE:LINE:COL for text, byte offsets
 // for bytecode), instruction positions, and the values of dense attributes
-// that text leaves unparsed until the lowering knows their type. Internal to hlo/.
+// (text leaves them unparsed until the lowering knows their type; bytecode
+// has them decoded). Internal to hlo/.
 #pragma once
 
 #include <string_view>
 #include <utility>
 
 #include "hlo/literal.h"
+#include "hlo/mlir_syntax.h"
 #include "hlo/status.h"
 
 namespace anvil::hlo::mlir {
@@ -20,8 +22,10 @@ class SyntaxSource {
   // Line and column of `pos` for an instruction's source position; (0, 0)
   // when the source has no lines.
   virtual std::pair<int, int> LineColumn(size_t pos) const = 0;
-  // The body of a `dense<...>` attribute written as text at `body_pos`.
-  virtual StatusOr<Literal> ParseDense(size_t body_pos, const Shape& shape) = 0;
+  // The values of a dense attribute as a literal of `shape`. Each call
+  // counts against one budget of literal bytes per source, so that a
+  // program cannot make the lowering copy a large constant without bound.
+  virtual StatusOr<Literal> DenseValue(const Attr& dense, const Shape& shape) = 0;
 };
 
 }  // namespace anvil::hlo::mlir

@@ -32,7 +32,7 @@ struct Attr {
   std::vector<Attr> list;                             // kArray, and array<...> values
   std::vector<NamedAttr> entries;  // kDict, and kOpaque bodies of `k = v`
   std::string raw;                                    // kOpaque: the text inside <...>
-  size_t body_pos = 0;                                // kDense from text: where the body starts
+  size_t body_pos = 0;                                // kDense: where the body (text) or data (bytecode) starts
   // kDense from bytecode: the values, already decoded (shared, so that
   // copying an attribute does not copy a large constant).
   std::shared_ptr<const Literal> literal;

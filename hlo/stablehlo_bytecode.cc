@@ -17,12 +17,24 @@ class BytecodeSource : public mlir::SyntaxSource {
     return InvalidArgument(bytecode::OffsetPrefix(*file_, pos) + std::string(message));
   }
   std::pair<int, int> LineColumn(size_t) const override { return {0, 0}; }
-  StatusOr<Literal> ParseDense(size_t pos, const Shape&) override {
-    return ErrorAt(pos, "a dense attribute without decoded values");
+  StatusOr<Literal> DenseValue(const mlir::Attr& dense, const Shape& shape) override {
+    if (!dense.literal) return ErrorAt(dense.body_pos, "a dense attribute without decoded values");
+    const Shape& have = dense.literal->shape();
+    if (have.element_type() != shape.element_type() || have.dims() != shape.dims()) {
+      return ErrorAt(dense.body_pos,
+                     "dense value of " + have.ToMlirString() + " where " + shape.ToMlirString() + " is expected");
+    }
+    const int64_t bytes = static_cast<int64_t>(dense.literal->data().size());
+    if (bytes > literal_bytes_left_) {
+      return ErrorAt(dense.body_pos, "the program's constants exceed " + std::to_string(kMaxLiteralBytes) + " bytes");
+    }
+    literal_bytes_left_ -= bytes;
+    return *dense.literal;
   }
 
  private:
   const std::string* file_;
+  int64_t literal_bytes_left_ = kMaxLiteralBytes;
 };
 
 StatusOr<mlir::ModuleSyntax> ReadSyntax(std::string_view bytes, const std::string* file) {

@@ -151,10 +151,6 @@ class Lowering {
   StatusOr<std::string> WindowText(const Op& op, const std::vector<int64_t>& window_size);
   StatusOr<std::string> ConvLabels(const Op& op);
 
-  // A dense attribute's values: decoded already (bytecode) or parsed from
-  // the text now that the type is known.
-  StatusOr<Literal> Dense(const Attr& a, const Shape& shape);
-
   mlir::SyntaxSource& source_;
   const ModuleSyntax& syntax_;
   Module& module_;
@@ -248,7 +244,7 @@ StatusOr<std::vector<int64_t>> Lowering::Ints(const Attr& a, size_t pos) {
       return out;
     case Attr::Kind::kDense: {
       if (!a.type) return source_.ErrorAt(a.body_pos, "dense attribute without a type");
-      ANVIL_ASSIGN_OR_RETURN(Literal l, Dense(a, *a.type));
+      ANVIL_ASSIGN_OR_RETURN(Literal l, source_.DenseValue(a, *a.type));
       for (int64_t i = 0; i < l.element_count(); ++i) out.push_back(l.GetInt(i));
       return out;
     }
@@ -260,7 +256,7 @@ StatusOr<std::vector<std::vector<int64_t>>> Lowering::IntMatrix(const Attr& a, s
   std::vector<std::vector<int64_t>> rows;
   if (a.kind == Attr::Kind::kDense) {
     if (!a.type) return source_.ErrorAt(a.body_pos, "dense attribute without a type");
-    ANVIL_ASSIGN_OR_RETURN(Literal l, Dense(a, *a.type));
+    ANVIL_ASSIGN_OR_RETURN(Literal l, source_.DenseValue(a, *a.type));
     const Shape& s = l.shape();
     int64_t n_rows = s.rank() >= 1 ? s.dim(0) : 1;
     int64_t n_cols = s.rank() >= 2 ? s.dim(1) : (s.rank() == 1 ? s.dim(0) : 1);
@@ -505,16 +501,6 @@ Status Lowering::LowerFunction(const Function& f) {
   in_progress_.erase(f.name);
   lowered_[f.name] = module_.AddComputation(std::move(comp));
   return OkStatus();
-}
-
-StatusOr<Literal> Lowering::Dense(const Attr& a, const Shape& shape) {
-  if (!a.literal) return source_.ParseDense(a.body_pos, shape);
-  const Shape& have = a.literal->shape();
-  if (have.element_type() != shape.element_type() || have.dims() != shape.dims()) {
-    return source_.ErrorAt(current_pos_, "dense value of " + have.ToMlirString() + " where " + shape.ToMlirString() +
-                                             " is expected");
-  }
-  return *a.literal;
 }
 
 Status Lowering::RunEntry(const Function& f) {
@@ -805,7 +791,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (const Attr* value = op.FindAttr("value")) {
       if (operands.empty()) return source_.ErrorAt(op.pos, full + " needs an operand");
       Shape type = value->type ? *value->type : operands[0]->shape;
-      ANVIL_ASSIGN_OR_RETURN(Literal literal, Dense(*value, type));
+      ANVIL_ASSIGN_OR_RETURN(Literal literal, source_.DenseValue(*value, type));
       Instruction* constant = Emit(c, Opcode::kConstant, type, {});
       constant->literal = std::move(literal);
       args.push_back(constant);
@@ -893,7 +879,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (!value || value->kind != Attr::Kind::kDense) return source_.ErrorAt(op.pos, "constant needs a dense value");
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     Shape type = value->type ? *value->type : shape;
-    ANVIL_ASSIGN_OR_RETURN(Literal literal, Dense(*value, type));
+    ANVIL_ASSIGN_OR_RETURN(Literal literal, source_.DenseValue(*value, type));
     Instruction* constant = Emit(c, Opcode::kConstant, shape, {});
     constant->literal = std::move(literal);
     return bind(constant);
@@ -1443,7 +1429,9 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       std::vector<std::string> captures;
       FreeValues(op.regions[b], defined, captures);
       for (const std::string& name_used : captures) {
-        if (!scope.values.count(name_used)) return source_.ErrorAt(op.pos, "use of undefined value '" + name_used + "'");
+        if (!scope.values.count(name_used)) {
+          return source_.ErrorAt(op.pos, "use of undefined value '" + name_used + "'");
+        }
       }
       ANVIL_ASSIGN_OR_RETURN(Computation * branch,
                              LowerPackedRegion(op.regions[b], name + "_branch", {}, captures, scope, false));

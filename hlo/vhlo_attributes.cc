@@ -348,6 +348,7 @@ StatusOr<Attr> Decoder::DenseAttr(Reader& r, const Type& type, bool vhlo_bool_pa
   a.kind = Attr::Kind::kDense;
   a.type = shape;
   a.literal = std::move(literal);
+  a.body_pos = blob.offset;  // where the data is, for messages
   return a;
 }
 
