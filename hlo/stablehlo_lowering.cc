@@ -128,7 +128,10 @@ class Lowering {
   Status LowerOp(const Op& op, Scope& scope, Computation& c);
   StatusOr<Instruction*> Lookup(Scope& scope, const mlir::Value& v);
   // A region with its own parameters (reduce bodies, comparators).
-  StatusOr<Computation*> LowerClosedRegion(const Region& region, std::string_view what);
+  // A region that takes only its block arguments. Constants of `outer` it
+  // uses are copied in (a portable artifact's serializer hoists identical
+  // constants out of regions; the IR's computations cannot capture).
+  StatusOr<Computation*> LowerClosedRegion(const Region& region, std::string_view what, const Scope* outer = nullptr);
   // A region whose block arguments and captured outer values arrive packed
   // in one tuple parameter: the first `block_types.size()` elements are the
   // block arguments, then `captures`.
@@ -351,19 +354,30 @@ Status Lowering::LowerBlock(const Block& block, Scope& scope, Computation& c, st
   return OkStatus();
 }
 
-StatusOr<Computation*> Lowering::LowerClosedRegion(const Region& region, std::string_view what) {
+StatusOr<Computation*> Lowering::LowerClosedRegion(const Region& region, std::string_view what, const Scope* outer) {
   if (region.blocks.empty()) return source_.ErrorAt(region.pos, "empty region");
   const Block& block = region.blocks.front();
   std::set<std::string> defined;
   std::vector<std::string> free;
   FreeValues(region, defined, free);
-  if (!free.empty()) {
-    return source_.ErrorAt(region.pos, std::string(what) + " region uses '" + free.front() +
-                                           "' from outside; only while, if and case regions may");
-  }
   auto comp = std::make_unique<Computation>();
   comp->name = FreshComputationName(std::string(what));
   Scope scope;
+  for (const std::string& name : free) {
+    const Instruction* constant = nullptr;
+    if (outer != nullptr) {
+      auto it = outer->values.find(name);
+      if (it != outer->values.end() && it->second->opcode == Opcode::kConstant) constant = it->second;
+    }
+    if (constant == nullptr) {
+      return source_.ErrorAt(region.pos, std::string(what) + " region uses '" + name +
+                                             "' from outside; only while, if and case regions may (or constants)");
+    }
+    auto copy = std::make_unique<Instruction>(*constant);
+    copy->name = FreshName(constant->name);
+    copy->operands.clear();
+    scope.values[name] = comp->AddInstruction(std::move(copy));
+  }
   int64_t number = 0;
   for (const auto& [name, type] : block.arguments) {
     auto p = std::make_unique<Instruction>();
@@ -708,7 +722,7 @@ Status Lowering::LowerAsCustomCall(const Op& op, Scope& scope, Computation& c,
   if (!options.empty()) attrs.push_back({"backend_config", QuoteString("{" + options + "}")});
   std::vector<Computation*> bodies;
   for (const Region& region : op.regions) {
-    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(region, "custom_call_body"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(region, "custom_call_body", &scope));
     bodies.push_back(body);
   }
   if (!bodies.empty()) {
@@ -1268,7 +1282,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_ASSIGN_OR_RETURN(body, ScalarReducer(applies->s, inits, op.pos));
     } else {
       if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "reduce needs a body");
-      ANVIL_ASSIGN_OR_RETURN(body, LowerClosedRegion(op.regions[0], "reduce_body"));
+      ANVIL_ASSIGN_OR_RETURN(body, LowerClosedRegion(op.regions[0], "reduce_body", &scope));
     }
     Instruction* reduce =
         emit_multi(Opcode::kReduce, operands, {{"dimensions", FormatIntList(dims)}, {"to_apply", "%" + body->name}});
@@ -1279,7 +1293,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "reduce_window needs a body");
     ANVIL_ASSIGN_OR_RETURN(auto size, IntsAttr(op, {"window_dimensions"}));
     ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
-    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "reduce_window_body"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "reduce_window_body", &scope));
     Instruction* rw = emit_multi(Opcode::kReduceWindow, operands, {{"window", window}, {"to_apply", "%" + body->name}});
     return bind(with_computations(rw, {body}));
   }
@@ -1294,8 +1308,8 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       size.assign(static_cast<size_t>(operands.at(0)->shape.rank()), 1);
     }
     ANVIL_ASSIGN_OR_RETURN(std::string window, WindowText(op, size));
-    ANVIL_ASSIGN_OR_RETURN(Computation * select, LowerClosedRegion(op.regions[0], "select"));
-    ANVIL_ASSIGN_OR_RETURN(Computation * scatter, LowerClosedRegion(op.regions[1], "scatter"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * select, LowerClosedRegion(op.regions[0], "select", &scope));
+    ANVIL_ASSIGN_OR_RETURN(Computation * scatter, LowerClosedRegion(op.regions[1], "scatter", &scope));
     Instruction* sas = Emit(c, Opcode::kSelectAndScatter, shape, operands,
                             {{"window", window}, {"select", "%" + select->name}, {"scatter", "%" + scatter->name}});
     return bind(with_computations(sas, {select, scatter}));
@@ -1324,7 +1338,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     attrs.push_back({"index_vector_dim", std::to_string(index_vector_dim)});
     if (BoolAttr(op, "indices_are_sorted").value_or(false)) attrs.push_back({"indices_are_sorted", "true"});
     if (BoolAttr(op, "unique_indices").value_or(false)) attrs.push_back({"unique_indices", "true"});
-    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "scatter_body"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "scatter_body", &scope));
     attrs.push_back({"to_apply", "%" + body->name});
     return bind(with_computations(emit_multi(Opcode::kScatter, operands, attrs), {body}));
   }
@@ -1372,7 +1386,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     int64_t dim = -1;
     if (const Attr* a = op.FindAttr("dimension")) dim = a->i;
     if (dim < 0 && !operands.empty()) dim += operands[0]->shape.rank();
-    ANVIL_ASSIGN_OR_RETURN(Computation * comparator, LowerClosedRegion(op.regions[0], "sort_comparator"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * comparator, LowerClosedRegion(op.regions[0], "sort_comparator", &scope));
     std::vector<Attribute> attrs = {{"dimensions", FormatIntList({dim})}};
     if (BoolAttr(op, "is_stable").value_or(false)) attrs.push_back({"is_stable", "true"});
     attrs.push_back({"to_apply", "%" + comparator->name});
@@ -1383,7 +1397,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (op.regions.size() != 1) return source_.ErrorAt(op.pos, "map needs a body");
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     ANVIL_ASSIGN_OR_RETURN(auto dims, IntsAttr(op, {"dimensions"}));
-    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "map_body"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], "map_body", &scope));
     Instruction* map = Emit(c, Opcode::kMap, shape, operands,
                             {{"dimensions", FormatIntList(dims)}, {"to_apply", "%" + body->name}});
     return bind(with_computations(map, {body}));
@@ -1476,7 +1490,7 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
       ANVIL_ASSIGN_OR_RETURN(int64_t dim, IntAttr(op, {"scatter_dimension"}));
       attrs.push_back({"dimensions", FormatIntList({dim})});
     }
-    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], name + "_body"));
+    ANVIL_ASSIGN_OR_RETURN(Computation * body, LowerClosedRegion(op.regions[0], name + "_body", &scope));
     attrs.push_back({"to_apply", "%" + body->name});
     Opcode opcode = name == "all_reduce" ? Opcode::kAllReduce : Opcode::kReduceScatter;
     return bind(with_computations(emit_multi(opcode, operands, attrs), {body}));
