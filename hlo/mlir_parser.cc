@@ -382,18 +382,20 @@ Status Parser::SkipLocation() {
   return body.ok() ? OkStatus() : body.status();
 }
 
-Status Parser::ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments) {
+Status Parser::ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments,
+                                   std::vector<std::vector<NamedAttr>>* attributes) {
   ANVIL_RETURN_IF_ERROR(c_.Expect("("));
   if (c_.TryConsume(")")) return OkStatus();
   while (true) {
     ANVIL_ASSIGN_OR_RETURN(std::string name, ParseValueName());
     ANVIL_RETURN_IF_ERROR(c_.Expect(":"));
     ANVIL_ASSIGN_OR_RETURN(Shape type, ParseType());
+    std::vector<NamedAttr> dictionary;
     if (c_.Peek() == '{') {  // argument attributes
       c_.TryConsume("{");
-      std::vector<NamedAttr> ignored;
-      ANVIL_RETURN_IF_ERROR(ParseDict(ignored, '}'));
+      ANVIL_RETURN_IF_ERROR(ParseDict(dictionary, '}'));
     }
+    if (attributes != nullptr) attributes->push_back(std::move(dictionary));
     ANVIL_RETURN_IF_ERROR(SkipLocation());
     arguments.emplace_back(std::move(name), std::move(type));
     if (c_.TryConsume(")")) break;
@@ -825,7 +827,7 @@ Status Parser::ParseFunction(ModuleSyntax& module) {
     f.name = std::string(c_.ReadIdentifier(false));
   }
   if (f.name.empty()) return c_.Expected("a function name");
-  ANVIL_RETURN_IF_ERROR(ParseBlockArguments(f.arguments));
+  ANVIL_RETURN_IF_ERROR(ParseBlockArguments(f.arguments, &f.argument_attributes));
   if (c_.TryConsume("->")) {
     if (c_.Peek() == '(') {
       c_.TryConsume("(");

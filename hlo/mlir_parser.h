@@ -42,7 +42,9 @@ class Parser : public SyntaxSource {
   Status ParseTrailingRegions(Op& op);
   Status SkipLocation();
   Status SkipAttributeAliases();
-  Status ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments);
+  // `attributes`, when given, receives each argument's dictionary.
+  Status ParseBlockArguments(std::vector<std::pair<std::string, Shape>>& arguments,
+                             std::vector<std::vector<NamedAttr>>* attributes = nullptr);
   StatusOr<Value> ParseValue();
   StatusOr<std::string> ParseValueName();
   StatusOr<Shape> ParseType();

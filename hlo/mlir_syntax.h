@@ -99,6 +99,9 @@ struct Function {
   // module when functions are lowered one by one.
   Status error;
   std::vector<std::pair<std::string, Shape>> arguments;
+  // Each argument's attribute dictionary (`{jax.buffer_donor = true}`),
+  // empty where it has none; as many as `arguments`, or none at all.
+  std::vector<std::vector<NamedAttr>> argument_attributes;
   std::vector<Shape> result_types;
   Region body;
   size_t pos = 0;

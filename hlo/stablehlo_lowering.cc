@@ -131,6 +131,7 @@ class Lowering {
   // A region that takes only its block arguments. Constants of `outer` it
   // uses are copied in (a portable artifact's serializer hoists identical
   // constants out of regions; the IR's computations cannot capture).
+  void RecordDonors(const Function& entry);
   StatusOr<Computation*> LowerClosedRegion(const Region& region, std::string_view what, const Scope* outer = nullptr);
   // A region whose block arguments and captured outer values arrive packed
   // in one tuple parameter: the first `block_types.size()` elements are the
@@ -521,7 +522,30 @@ Status Lowering::RunEntry(const Function& f) {
   if (!f.error.ok()) return f.error;
   ANVIL_ASSIGN_OR_RETURN(Computation * entry, ComputationForFunction(f.name, f.pos));
   module_.entry = entry;
+  RecordDonors(f);
   return OkStatus();
+}
+
+// JAX marks the entry's donated arguments: `tf.aliasing_output = N` (result
+// N may take its memory) or `jax.buffer_donor = true`. HLO says the same in
+// its input_output_alias and buffer_donor header attributes, which is where
+// the runtime looks.
+void Lowering::RecordDonors(const Function& f) {
+  std::string aliases, donors;
+  const bool tuple_result = f.result_types.size() != 1;
+  for (size_t i = 0; i < f.argument_attributes.size(); ++i) {
+    for (const auto& [key, value] : f.argument_attributes[i]) {
+      const std::string parameter = std::to_string(i);
+      if (key == "tf.aliasing_output" && value.kind == Attr::Kind::kInt) {
+        std::string output = tuple_result ? std::to_string(value.i) : "";
+        aliases += (aliases.empty() ? "" : ", ") + ("{" + output + "}: (" + parameter + ", {}, may-alias)");
+      } else if (key == "jax.buffer_donor" && value.kind == Attr::Kind::kBool && value.b) {
+        donors += (donors.empty() ? "" : ", ") + ("(" + parameter + ", {})");
+      }
+    }
+  }
+  if (!aliases.empty()) module_.attributes.push_back({"input_output_alias", "{ " + aliases + " }"});
+  if (!donors.empty()) module_.attributes.push_back({"buffer_donor", "{ " + donors + " }"});
 }
 
 Status Lowering::Run() {
@@ -553,6 +577,9 @@ Status Lowering::Run() {
       module_.entry = lowered_.at(syntax_.functions.front().name);
     }
     if (!module_.entry) return source_.ErrorAt(syntax_.functions.front().pos, "the module has no function to run");
+  }
+  for (const Function& f : syntax_.functions) {
+    if (lowered_.count(f.name) && lowered_.at(f.name) == module_.entry) RecordDonors(f);
   }
   return OkStatus();
 }

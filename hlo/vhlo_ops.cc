@@ -477,6 +477,11 @@ class Converter {
         if (a->kind != Attr::Kind::kString) return ErrorAt(op.offset, key + " must be a string");
         if (key == "sym_name") f.name = a->s;
         if (key == "sym_visibility") f.is_public = a->s != "private";
+      } else if (key == "arg_attrs") {
+        // An array with one dictionary per argument.
+        ANVIL_ASSIGN_OR_RETURN(const Attr* a, decoder_.Attribute(index));
+        if (a->kind != Attr::Kind::kArray) return ErrorAt(op.offset, "arg_attrs must be an array");
+        for (const Attr& dictionary : a->list) f.argument_attributes.push_back(dictionary.entries);
       } else if (key == "function_type") {
         ANVIL_ASSIGN_OR_RETURN(const Type* type, decoder_.TypeOfAttribute(index));
         if (type->kind != Type::Kind::kFunction) {
