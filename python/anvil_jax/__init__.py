@@ -56,3 +56,10 @@ def initialize() -> None:
     if plugin:
         options["anvil_plugin"] = plugin
     xla_bridge.register_plugin(PLATFORM, library_path=library_path(), options=options)
+    # JAX lowers donate_argnums to tf.aliasing_output / jax.buffer_donor
+    # only for the platforms on this list; Anvil honours both (the plugin
+    # donates what the program marks), so it belongs on it.
+    from jax._src.interpreters import mlir
+
+    if PLATFORM not in mlir._platforms_with_donation:
+        mlir._platforms_with_donation.append(PLATFORM)
