@@ -310,4 +310,42 @@ std::string StringAttribute(const Instruction& instruction, std::string_view key
   return v;
 }
 
+namespace {
+
+// The value of `key=` inside a metadata attribute: a quoted string (quotes
+// removed, escapes undone) or a bare word.
+std::string MetadataField(std::string_view metadata, std::string_view key) {
+  const std::string needle = std::string(key) + "=";
+  size_t at = 0;
+  while ((at = metadata.find(needle, at)) != std::string_view::npos) {
+    if (at == 0 || metadata[at - 1] == '{' || metadata[at - 1] == ' ' || metadata[at - 1] == ',') break;
+    at += needle.size();
+  }
+  if (at == std::string_view::npos) return "";
+  size_t i = at + needle.size();
+  std::string out;
+  if (i < metadata.size() && metadata[i] == '"') {
+    for (++i; i < metadata.size() && metadata[i] != '"'; ++i) {
+      if (metadata[i] == '\\' && i + 1 < metadata.size()) ++i;
+      out += metadata[i];
+    }
+    return out;
+  }
+  while (i < metadata.size() && metadata[i] != ' ' && metadata[i] != ',' && metadata[i] != '}') out += metadata[i++];
+  return out;
+}
+
+}  // namespace
+
+std::string SourceOf(const Instruction& instruction) {
+  const Attribute* metadata = instruction.FindAttribute("metadata");
+  if (metadata == nullptr) return "";
+  std::string file = MetadataField(metadata->value, "source_file");
+  std::string line = MetadataField(metadata->value, "source_line");
+  std::string name = MetadataField(metadata->value, "op_name");
+  std::string where = file.empty() ? "" : file + (line.empty() ? "" : ":" + line);
+  if (name.empty()) return where;
+  return where.empty() ? name : where + " (" + name + ")";
+}
+
 }  // namespace anvil::hlo

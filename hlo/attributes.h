@@ -59,5 +59,9 @@ StatusOr<int64_t> IntAttribute(const Instruction& instruction, std::string_view 
 bool BoolAttribute(const Instruction& instruction, std::string_view key, bool fallback = false);
 // An attribute's value without surrounding quotes, or "" when absent.
 std::string StringAttribute(const Instruction& instruction, std::string_view key);
+// Where `instruction` came from in the framework's source, from its
+// `metadata={op_name=... source_file=... source_line=...}`: "FILE:LINE
+// (OP_NAME)", or "" when it does not say.
+std::string SourceOf(const Instruction& instruction);
 
 }  // namespace anvil::hlo

@@ -270,7 +270,8 @@ class IrReader {
     ANVIL_RETURN_IF_ERROR(r.ReadByte(mask, "an operation's encoding mask"));
     if (mask & 0x80) return r.ErrorAtOffset(r.offset() - 1, "unknown bits in an operation's encoding mask");
     uint64_t index = 0;
-    ANVIL_RETURN_IF_ERROR(AttrIndex(r, index));  // the location: not kept
+    ANVIL_RETURN_IF_ERROR(AttrIndex(r, index));
+    op.location = index;
     if (mask & 0x01) {
       ANVIL_RETURN_IF_ERROR(AttrIndex(r, index));
       op.attributes = index;

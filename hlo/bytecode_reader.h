@@ -46,6 +46,7 @@ struct GenericOp {
   std::vector<std::string> operands;
   std::vector<GenericRegion> regions;
   bool has_successors = false;
+  uint64_t location = 0;  // attribute index of the op's location
 };
 
 struct GenericBlock {

@@ -82,6 +82,12 @@ struct Op {
   // the lowering takes the last ones as the results.
   bool shorthand_types = false;
   size_t pos = 0;
+  // Where the op came from in the framework's source, when the program
+  // says (bytecode locations): for messages and instruction metadata.
+  std::string source_file;
+  int64_t source_line = 0;
+  std::string source_name;  // JAX's op path, `jit(f)/sin`
+  std::string location;     // all of it for a person: "file:line:col (name)"
 
   const Attr* FindAttr(std::string_view key) const {
     for (const auto& [k, v] : attributes) {

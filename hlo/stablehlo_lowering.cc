@@ -88,6 +88,17 @@ struct Scope {
   std::map<std::string, Instruction*> values;
 };
 
+// A string as an HLO attribute value writes it: in quotes, with quotes and
+// backslashes escaped.
+std::string QuoteForHlo(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
 class Lowering {
  public:
   Lowering(mlir::SyntaxSource& source, const ModuleSyntax& syntax, Module& module)
@@ -165,6 +176,8 @@ class Lowering {
   std::map<std::string, int> name_counters_;
   int counter_ = 0;
   size_t current_pos_ = 0;  // the op being lowered, for source locations
+  const Op* current_op_ = nullptr;  // and its framework source location, if known
+  std::vector<const Op*> caller_stack_;  // the calls being lowered that have one
 };
 
 std::string Lowering::FreshName(std::string_view prefix) {
@@ -202,6 +215,19 @@ Instruction* Lowering::Emit(Computation& c, Opcode opcode, Shape shape, std::vec
   i->operands = std::move(operands);
   i->attributes = std::move(attributes);
   std::tie(i->line, i->column) = source_.LineColumn(current_pos_);
+  const Op* located = current_op_;
+  if ((located == nullptr || located->source_file.empty()) && !caller_stack_.empty()) located = caller_stack_.back();
+  if (located != nullptr && !located->source_file.empty() && !i->FindAttribute("metadata")) {
+    // XLA's spelling, so that plugins' messages can say where an
+    // instruction came from in the framework's source.
+    const std::string& name = current_op_ != nullptr && !current_op_->source_name.empty() ? current_op_->source_name
+                                                                                         : located->source_name;
+    std::string metadata = "{";
+    if (!name.empty()) metadata += "op_name=" + QuoteForHlo(name) + " ";
+    metadata += "source_file=" + QuoteForHlo(located->source_file);
+    if (located->source_line > 0) metadata += " source_line=" + std::to_string(located->source_line);
+    i->SetAttribute("metadata", metadata + "}");
+  }
   return c.AddInstruction(std::move(i));
 }
 
@@ -349,7 +375,12 @@ Status Lowering::LowerBlock(const Block& block, Scope& scope, Computation& c, st
       }
       return OkStatus();
     }
-    ANVIL_RETURN_IF_ERROR(LowerOp(*op, scope, c));
+    Status lowered = LowerOp(*op, scope, c);
+    if (!lowered.ok() && !op->location.empty() && lowered.message().find(op->location) == std::string::npos) {
+      // Say where in the framework's source the op came from too.
+      return Status(lowered.code(), lowered.message() + " (" + op->name + " at " + op->location + ")");
+    }
+    ANVIL_RETURN_IF_ERROR(lowered);
   }
   if (returned) return source_.ErrorAt(block.ops.empty() ? 0 : block.ops.back()->pos, "block has no return");
   return OkStatus();
@@ -477,7 +508,16 @@ StatusOr<Computation*> Lowering::ComputationForFunction(const std::string& name,
   if (f == functions_.end()) return source_.ErrorAt(pos, "call to undefined function @" + name);
   if (!f->second->error.ok()) return f->second->error;
   if (in_progress_.count(name)) return source_.ErrorAt(pos, "recursive call to @" + name + " is not supported");
-  ANVIL_RETURN_IF_ERROR(LowerFunction(*f->second));
+  // The callee's ops without a source file of their own take the caller's
+  // (JAX names the ops of library functions but gives them no file).
+  const Op* caller = current_op_;
+  if (caller != nullptr && !caller->source_file.empty()) caller_stack_.push_back(caller);
+  const size_t saved_pos = current_pos_;
+  Status lowered = LowerFunction(*f->second);
+  if (caller != nullptr && !caller->source_file.empty()) caller_stack_.pop_back();
+  current_op_ = caller;
+  current_pos_ = saved_pos;
+  ANVIL_RETURN_IF_ERROR(lowered);
   return lowered_.at(name);
 }
 
@@ -792,6 +832,7 @@ Status Lowering::LowerRaggedDot(const Op& op, Scope& scope, Computation& c,
 
 Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   current_pos_ = op.pos;
+  current_op_ = &op;
   std::vector<Instruction*> operands;
   for (const mlir::Value& v : op.operands) {
     ANVIL_ASSIGN_OR_RETURN(Instruction * value, Lookup(scope, v));

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "hlo/bytecode_locations.h"
 #include "hlo/vhlo_attributes.h"
 
 namespace anvil::hlo::vhlo {
@@ -529,6 +530,11 @@ class Converter {
 
   Status ConvertOp(const GenericOp& in, mlir::Op& out, Status& refusal) {
     out.pos = in.offset;
+    const bytecode::SourceLocation where = bytecode::DescribeLocation(f_, in.location);
+    out.source_file = where.file;
+    out.source_line = where.line;
+    out.source_name = where.name;
+    out.location = where.ToString();
     const bytecode::OpNameEntry& n = f_.op_names[in.name];
     const std::string full = FullName(in);
     const auto& table = OpTable();

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "hlo/attributes.h"
 #include "hlo/printer.h"
 #include "hlo/program_text.h"
 #include "hlo/stablehlo_parser.h"
@@ -70,6 +71,24 @@ std::vector<std::string> Artifacts() {
   return out;
 }
 
+// Drops instruction metadata (where the framework's source put each op),
+// which text carries as `loc(...)` the parser skips and bytecode as
+// locations the reader keeps: debug information, not what a program means.
+int DropMetadata(Module& module) {
+  int dropped = 0;
+  for (auto& computation : module.computations) {
+    for (auto& instruction : computation->instructions) {
+      auto& attributes = instruction->attributes;
+      const size_t before = attributes.size();
+      attributes.erase(std::remove_if(attributes.begin(), attributes.end(),
+                                      [](const Attribute& a) { return a.key == "metadata"; }),
+                       attributes.end());
+      dropped += static_cast<int>(before - attributes.size());
+    }
+  }
+  return dropped;
+}
+
 TEST(BytecodeCorpus, CorpusIsThere) {
   // CI has the corpus; a missing folder must fail loudly, not pass quietly.
   ASSERT_TRUE(fs::is_directory(VhloDir())) << VhloDir() << " is missing";
@@ -81,6 +100,7 @@ TEST(BytecodeCorpus, EveryFunctionReadsAsItsTextDoes) {
   const auto exceptions = LoadExceptions();
   std::set<std::string> used_exceptions;
   int equal = 0, refused = 0, excepted = 0, mismatched = 0;
+  int with_locations = 0;  // functions whose bytecode kept source locations
   std::map<std::string, int> refusals_by_kind;
   for (const std::string& artifact : Artifacts()) {
     const std::string bc_path = VhloDir() + "/" + artifact;
@@ -109,6 +129,7 @@ TEST(BytecodeCorpus, EveryFunctionReadsAsItsTextDoes) {
       if (!t || !b) {
         problem = std::string("read only from ") + (t ? "text" : "bytecode");
       } else if (t->module.ok() && b->module.ok()) {
+        with_locations += DropMetadata(**b->module) > 0;
         const std::string tp = Print(**t->module), bp = Print(**b->module);
         if (tp != bp) problem = "different IR:\n--- text\n" + tp + "\n--- bytecode\n" + bp;
       } else if (!t->module.ok() && !b->module.ok()) {
@@ -150,6 +171,18 @@ TEST(BytecodeCorpus, EveryFunctionReadsAsItsTextDoes) {
   printf("VHLO corpus: %d functions equal, %d refused by both (%s ), %d listed exceptions, %d mismatched\n", equal,
          refused, kinds.c_str(), excepted, mismatched);
   EXPECT_GT(equal, 0);
+  // vhlo_emit_version_api.1_1_0.mlir.bc was written with its locations:
+  // they must reach the instructions as metadata.
+  EXPECT_GT(with_locations, 0) << "no function's bytecode locations became instruction metadata";
+}
+
+TEST(BytecodeCorpus, LocationsBecomeMetadataNamingTheSourceFile) {
+  const std::string path = VhloDir() + "/vhlo_emit_version_api.1_1_0.mlir.bc";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  auto modules = ParseProgramFile(path);
+  ASSERT_TRUE(modules.ok()) << modules.status().message();
+  const Instruction* root = (*modules)[0]->entry->root;
+  EXPECT_EQ(SourceOf(*root), "third_party/stablehlo/stablehlo/tests/vhlo/vhlo_emit_version_api.mlir:12");
 }
 
 TEST(BytecodeCorpus, WholeArtifactsReadForTheCommandLine) {
