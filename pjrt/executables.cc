@@ -1,4 +1,7 @@
 // Compiling programs through Anvil, the executable queries, and execution.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -67,6 +70,21 @@ std::string ModuleName(anvil_executable* executable) {
   return std::string(view.substr(0, end));
 }
 
+// With ANVIL_PJRT_DUMP_DIR set, every program the framework compiles is
+// written there as it arrived (program-N.mlir.bc, .mlir or .hlo), for
+// reproducing a failure with `anvil parse` or `anvil run`.
+void DumpProgram(const abi::Program& program, const std::string& format) {
+  const char* dir = std::getenv("ANVIL_PJRT_DUMP_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  static std::atomic<int> counter{0};
+  const char* extension = format == "stablehlo-bytecode" ? ".mlir.bc" : format == "stablehlo" ? ".mlir" : ".hlo";
+  std::string path = std::string(dir) + "/program-" + std::to_string(counter++) + extension;
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(program.code, 1, program.code_size, f);
+    std::fclose(f);
+  }
+}
+
 Error* DescribeOutputs(CompiledProgram& program) {
   size_t count = 0;
   if (Error* e = FromStatus(anvil_executable_result_count(program.anvil, &count))) return e;
@@ -133,6 +151,7 @@ Error* Client_Compile(abi::ClientCompileArgs* args) {
 
   auto format = AnvilFormat(*args->program);
   if (format.error) return format.error;
+  DumpProgram(*args->program, format.value);
   auto program = std::make_shared<CompiledProgram>();
   program->client = client;
   program->device = device;

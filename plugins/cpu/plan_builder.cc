@@ -521,8 +521,9 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     } else {
       if (i.opcode == Opcode::kCustomCall && !hlo::EvaluatorRunsCustomCall(i)) {
         // Refused here, when the program compiles, rather than when it runs.
+        const std::string source = hlo::SourceOf(i);
         return hlo::Unimplemented("custom-call \"" + hlo::StringAttribute(i, "custom_call_target") + "\" %" + i.name +
-                                  " is not supported by the CPU plugin: it has no kernel for it and the "
+                                  (source.empty() ? "" : " from " + source) + " is not supported by the CPU plugin: it has no kernel for it and the "
                                   "reference evaluator does not know what it computes");
       }
       kernel = Fallback(i, operand_values[s], result_value[s]);

@@ -86,6 +86,8 @@ def test_unsupported_op_raises_naming_it():
         message = str(info.value)
         assert message.startswith("UNIMPLEMENTED"), message
         assert 'custom-call "Qr"' in message, message
+        # ... and where the program asked for it.
+        assert "test_training_and_errors.py:" in message, message
         assert float(jax.jit(lambda v: v.sum())(x)) == 20.0
 
 
