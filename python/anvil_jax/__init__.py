@@ -14,7 +14,13 @@ import sys
 PLATFORM = "anvil"
 LIBRARY = "libanvil_pjrt.so"
 
-__all__ = ["PLATFORM", "LIBRARY", "candidate_paths", "library_path", "initialize"]
+# The PJRT C API version libanvil_pjrt.so implements, and the jaxlib that
+# speaks exactly it.
+PJRT_API_VERSION = (0, 112)
+SUPPORTED_JAXLIB = "0.10.2"
+
+__all__ = ["PLATFORM", "LIBRARY", "PJRT_API_VERSION", "SUPPORTED_JAXLIB", "candidate_paths", "library_path",
+           "version_mismatch", "initialize"]
 
 
 def candidate_paths() -> list[pathlib.Path]:
@@ -47,9 +53,27 @@ def library_path() -> str:
         ". Build Anvil (bash scripts/build.sh) or set ANVIL_PJRT_LIBRARY to the library's path.")
 
 
+def version_mismatch(jaxlib_version: str) -> str | None:
+    """What to tell a user whose jaxlib is not the one the plugin was built for."""
+    if jaxlib_version == SUPPORTED_JAXLIB:
+        return None
+    major, minor = PJRT_API_VERSION
+    return (f"anvil_jax: libanvil_pjrt.so implements PJRT C API {major}.{minor}, the version of jaxlib "
+            f"{SUPPORTED_JAXLIB}; this is jaxlib {jaxlib_version}, which may speak another PJRT C API version. "
+            f"jaxlib refuses a plugin of another major version and, with ENABLE_PJRT_COMPATIBILITY=0, of another "
+            f"minor; install jaxlib=={SUPPORTED_JAXLIB} to be sure.")
+
+
 def initialize() -> None:
     """Registers the plugin with JAX (called by JAX's plugin discovery)."""
+    import warnings
+
+    import jaxlib.version
     from jax._src import xla_bridge
+
+    mismatch = version_mismatch(jaxlib.version.__version__)
+    if mismatch:
+        warnings.warn(mismatch, RuntimeWarning, stacklevel=2)
 
     options = {}
     plugin = os.environ.get("ANVIL_PJRT_PLUGIN")
