@@ -144,14 +144,17 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
   }
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and
   // splatted below), and the root's.
+  const int64_t result_size = hlo::Info(members.back()->shape.element_type()).byte_size;
+  const int64_t n = members.back()->shape.ElementCount();
   std::vector<int64_t> input_size;
   std::vector<bool> input_scalar;
   for (const Instruction* i : inputs) {
     input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
-    input_scalar.push_back(i->shape.rank() == 0);
+    // Splatted only where a rank-0 value stands for an array (clamp's
+    // bounds). When the whole group is rank 0, every input is read in
+    // place: a select's three scalars (one of them pred) are no bounds.
+    input_scalar.push_back(i->shape.rank() == 0 && members.back()->shape.rank() > 0);
   }
-  const int64_t result_size = hlo::Info(members.back()->shape.element_type()).byte_size;
-  const int64_t n = members.back()->shape.ElementCount();
   return [ops, input_slots, input_size, input_scalar, result_size, out, n](const Frame& frame) {
     std::vector<const char*> in(input_slots.size());
     for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<const char*>(frame.At(input_slots[k]));
