@@ -178,6 +178,7 @@ class Lowering {
   size_t current_pos_ = 0;  // the op being lowered, for source locations
   const Op* current_op_ = nullptr;  // and its framework source location, if known
   std::vector<const Op*> caller_stack_;  // the calls being lowered that have one
+  std::set<std::string> computation_names_;  // handed out by FreshComputationName
 };
 
 std::string Lowering::FreshName(std::string_view prefix) {
@@ -199,10 +200,14 @@ std::string Lowering::ComputationName(const std::string& function) {
 }
 
 std::string Lowering::FreshComputationName(std::string_view prefix) {
+  // A region's computation joins the module only once its body is lowered,
+  // so the names handed out are remembered too: a loop nested in a loop's
+  // body must not take the outer body's name.
   std::string name(prefix);
-  while (module_.FindComputation(name) || functions_.count(name)) {
+  while (module_.FindComputation(name) || functions_.count(name) || computation_names_.count(name)) {
     name = std::string(prefix) + "." + std::to_string(++name_counters_[std::string(prefix)]);
   }
+  computation_names_.insert(name);
   return name;
 }
 
@@ -833,6 +838,16 @@ Status Lowering::LowerRaggedDot(const Op& op, Scope& scope, Computation& c,
 Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   current_pos_ = op.pos;
   current_op_ = &op;
+  if (op.name == "builtin.unrealized_conversion_cast") {
+    // Read only from bytecode, one operand and one result: the value passes
+    // through (a cast to a PRNG key type and back is the identity).
+    if (op.operands.size() != 1 || op.results.size() != 1) {
+      return source_.ErrorAt(op.pos, "unrealized_conversion_cast takes one operand and gives one result");
+    }
+    ANVIL_ASSIGN_OR_RETURN(Instruction * value, Lookup(scope, op.operands[0]));
+    scope.values[op.results[0]] = value;
+    return OkStatus();
+  }
   std::vector<Instruction*> operands;
   for (const mlir::Value& v : op.operands) {
     ANVIL_ASSIGN_OR_RETURN(Instruction * value, Lookup(scope, v));

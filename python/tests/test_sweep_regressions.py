@@ -1,0 +1,56 @@
+"""Programs a broad sweep of JAX found failing on Anvil, kept as tests."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from conftest import anvil_device, check, cpu_device
+
+R = np.random.RandomState(8)
+V = np.array([1.5, -0.5, 2, 0.7, 0.1, 3], np.float32)
+M = R.standard_normal((4, 4)).astype(np.float32)
+
+CASES = {
+    # A select of scalars fused with its consumer (the mask was overwritten).
+    "where_any_then_negate": (lambda v: -jnp.where(jnp.any(v > 100), 5.0, jnp.sum(v)), (V,)),
+    "det": (jnp.linalg.det, (M,)),
+    "nanstd": (jnp.nanstd, (M,)),
+    "nanvar": (jnp.nanvar, (M,)),
+    "grad_logsumexp": (jax.grad(jax.nn.logsumexp), (V,)),
+    # Loops nested in loops (two computations once took one name).
+    "fori_in_fori": (lambda x: lax.fori_loop(0, 3, lambda i, a: lax.fori_loop(0, 2, lambda j, b: b * 1.5 + i, a), x),
+                     (V,)),
+    "scan_in_scan": (lambda x: lax.scan(lambda c, r: (lax.scan(lambda d, s: (d + s, d), c, r)[0], c), 0.0,
+                                        x.reshape(2, 3))[0], (V,)),
+    "gamma": (lambda s: jax.random.gamma(jax.random.key(s), 2.5, (16,)), (np.uint32(3),)),
+    "dirichlet": (lambda s: jax.random.dirichlet(jax.random.key(s), jnp.array([1.0, 2.0, 3.0])), (np.uint32(4),)),
+    # Sharding annotations pass through on one device.
+    "sharding_constraint": (lambda x: jax.lax.with_sharding_constraint(
+        x * 2, jax.sharding.SingleDeviceSharding(anvil_device())) + 1, (V,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sweep_case(name):
+    f, args = CASES[name]
+    if name == "sharding_constraint":
+        # Its sharding names the Anvil device, so it runs only there.
+        with jax.default_device(anvil_device()):
+            got = jax.jit(f)(*jax.device_put(args, anvil_device()))
+        np.testing.assert_allclose(np.asarray(got), V * 2 + 1)
+        return
+    check(f, *args, rtol=1e-4, atol=1e-5)
+
+
+def test_random_outside_jit_with_typed_keys():
+    # Eager random ops send casts between uint32 data and key types.
+    got = {}
+    for device in (cpu_device(), anvil_device()):
+        with jax.default_device(device):
+            key = jax.random.key(0)
+            got[device.platform] = (np.asarray(jax.random.gamma(key, 2.0, (3,))),
+                                    np.asarray(jax.random.beta(key, 2.0, 3.0, (3,))))
+    for a, b in zip(got["anvil"], got["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5)
