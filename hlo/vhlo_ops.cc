@@ -528,6 +528,11 @@ class Converter {
     return OkStatus();
   }
 
+  static bool IsPassThrough(const std::string& name) {
+    return name == "builtin.unrealized_conversion_cast" || name == "sdy.sharding_constraint" ||
+           name == "sdy.reshard" || name == "sdy.propagation_barrier";
+  }
+
   Status ConvertOp(const GenericOp& in, mlir::Op& out, Status& refusal) {
     out.pos = in.offset;
     const bytecode::SourceLocation where = bytecode::DescribeLocation(f_, in.location);
@@ -539,6 +544,17 @@ class Converter {
     const std::string full = FullName(in);
     const auto& table = OpTable();
     auto info = table.find(n.name);
+    if (IsPassThrough(full) && in.operands.size() == 1 && in.result_types.size() == 1) {
+      // JAX leaves casts around typed PRNG keys (uint32 data to key and
+      // back: a pair cancels out), and Shardy's annotations say how a value
+      // is laid out across devices, which on one device changes nothing.
+      // The lowering passes the value through with the operand's type, so
+      // a key type itself need not be read.
+      out.name = "builtin.unrealized_conversion_cast";
+      out.results = in.results;
+      out.operands.push_back(mlir::Value{in.operands[0], in.offset});
+      return OkStatus();
+    }
     if (f_.dialects[n.dialect].name != "vhlo" || info == table.end() || n.name == "func_v1") {
       ANVIL_RETURN_IF_ERROR(Refuse(refusal, in.offset, "unknown operation '" + full + "'"));
       out.name = full;
