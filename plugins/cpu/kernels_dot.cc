@@ -288,6 +288,13 @@ Kernel DirectDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
     const float* x = static_cast<const float*>(frame.At(a));
     const float* y = static_cast<const float*>(frame.At(b));
     float* z = static_cast<float*>(frame.At(c));
+    if (K == 0) {
+      // An empty sum is zero; sgemm refuses leading dimensions of 0 and
+      // would leave the output as it found it.
+      std::fill(z, z + batch * M * N, 0.0f);
+      return;
+    }
+    if (M == 0 || N == 0) return;
     for (int64_t t = 0; t < batch; ++t) {
       dnnl_sgemm(transa, transb, M, N, K, 1.0f, x + t * M * K, lda, y + t * K * N, ldb, 0.0f, z + t * M * N, N);
     }
