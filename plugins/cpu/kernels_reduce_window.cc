@@ -1,10 +1,15 @@
-// reduce-window of one operand whose body is one op (reducers.h). For each
+// reduce-window of one operand whose body is one op (reducers.h). A window
+// as long as its dimension, padded so that output o covers inputs 0..o (the
+// cumulative sums, products and extrema JAX lowers cumsum and friends to)
+// runs as a scan: the same combines in the same order as the window walk,
+// so bit for bit the same, in O(n) rather than O(n^2). Otherwise, for each
 // dimension a table, made at compile time, gives the input index that output
 // position o reads through window tap w, or -1 where the tap falls in the
 // padding or between base-dilated elements; executing walks the taps of each
 // output element in row-major window order from the init value, as the
 // evaluator does, so results agree bit for bit. Outputs split across threads.
 #include <numeric>
+#include <optional>
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
@@ -63,18 +68,77 @@ Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init,
   };
 }
 
+// A prefix window along one dimension: `lines` rows of `length` elements
+// `stride` apart (outer * length * inner, in row-major terms).
+struct Scan {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+
+// Output o along the scanned dimension combines inputs 0..o, in order.
+template <typename T, typename Combine>
+Kernel ScanOf(Scan s, Slot in, Slot init, Slot out, Combine combine) {
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    const T start = *static_cast<const T*>(frame.At(init));
+    T* y = static_cast<T*>(frame.At(out));
+    const int64_t lines = s.outer * s.inner;
+    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
+    frame.parallel->For(lines, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t line = lo; line < hi; ++line) {
+        const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
+        T acc = start;
+        for (int64_t o = 0; o < s.length; ++o) {
+          acc = combine(acc, x[base + o * s.inner]);
+          y[base + o * s.inner] = acc;
+        }
+      }
+    });
+  };
+}
+
+// The scan a window describes, if it is a prefix window along exactly one
+// dimension (size n = the dimension, padded n-1 below and 0 above, stride 1,
+// no dilation) with windows of one element everywhere else.
+std::optional<Scan> PrefixScan(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& dims,
+                               const std::vector<int64_t>& out_dims) {
+  if (dims != out_dims) return std::nullopt;
+  std::optional<size_t> axis;
+  for (size_t d = 0; d < window.size(); ++d) {
+    const hlo::WindowDim& w = window[d];
+    if (w.stride != 1 || w.base_dilation != 1 || w.window_dilation != 1 || w.reversal) return std::nullopt;
+    if (w.size == 1 && w.pad_low == 0 && w.pad_high == 0) continue;
+    if (axis || dims[d] < 2 || w.size != dims[d] || w.pad_low != dims[d] - 1 || w.pad_high != 0) return std::nullopt;
+    axis = d;
+  }
+  if (!axis) return std::nullopt;
+  Scan s;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d < *axis) s.outer *= dims[d];
+    if (d > *axis) s.inner *= dims[d];
+  }
+  s.length = dims[*axis];
+  return s;
+}
+
 template <typename T>
-Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::vector<Slot>& in, const Slot& out) {
+Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::optional<Scan>& scan,
+             const std::vector<Slot>& in, const Slot& out) {
   Kernel kernel;
-  reducer::Visit<T>(op, [&](auto combine) { kernel = ReduceWindowOf<T>(t, in[0], in[1], out, combine); });
+  reducer::Visit<T>(op, [&](auto combine) {
+    kernel = scan ? ScanOf<T>(*scan, in[0], in[1], out, combine) : ReduceWindowOf<T>(t, in[0], in[1], out, combine);
+  });
   return kernel;
 }
 
 // bf16 and f16 windows round every step (in f32, once), as the evaluator does.
 template <typename N>
-Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::vector<Slot>& in, const Slot& out) {
+Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::optional<Scan>& scan,
+              const std::vector<Slot>& in, const Slot& out) {
   Kernel kernel;
-  reducer::Visit<float>(op, [&](auto f) { kernel = ReduceWindowOf<N>(t, in[0], in[1], out, ThroughFloat<N>(f)); });
+  reducer::Visit<float>(op, [&](auto f) {
+    kernel = scan ? ScanOf<N>(*scan, in[0], in[1], out, ThroughFloat<N>(f))
+                  : ReduceWindowOf<N>(t, in[0], in[1], out, ThroughFloat<N>(f));
+  });
   return kernel;
 }
 
@@ -88,11 +152,12 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   auto window = hlo::ParseWindow(a ? a->value : "");
   const auto& in_dims = i.operands[0]->shape.dims();
   if (!window.ok() || window->size() != in_dims.size()) return nullptr;
+  const std::optional<Scan> scan = PrefixScan(*window, in_dims, i.shape.dims());
   auto t = std::make_shared<WindowTables>();
   t->out_dims = i.shape.dims();
   t->in_strides = RowMajorStrides(in_dims);
   int64_t table_size = 0;
-  for (size_t d = 0; d < in_dims.size(); ++d) {
+  for (size_t d = 0; d < in_dims.size() && !scan; ++d) {
     const hlo::WindowDim& wd = (*window)[d];
     table_size += t->out_dims[d] * wd.size;
     if (table_size > (int64_t{1} << 26)) return nullptr;  // a window table that large: the evaluator's
@@ -109,10 +174,11 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
     t->tap_input.push_back(std::move(table));
   }
   switch (i.shape.element_type()) {
-    case ElementType::kBF16: return Narrow<Bf16>(*op, t, in, out);
-    case ElementType::kF16: return Narrow<F16>(*op, t, in, out);
+    case ElementType::kBF16: return Narrow<Bf16>(*op, t, scan, in, out);
+    case ElementType::kF16: return Narrow<F16>(*op, t, scan, in, out);
     default:  // complex: the evaluator's
-      return reducer::ForNativeType<Kernel>(i.shape.element_type(), [&]<typename T>() { return Typed<T>(*op, t, in, out); });
+      return reducer::ForNativeType<Kernel>(i.shape.element_type(),
+                                            [&]<typename T>() { return Typed<T>(*op, t, scan, in, out); });
   }
 }
 
