@@ -223,12 +223,16 @@ bool IsBackendCustomCall(const std::string& target) {
   return target == "__cublas$gemm" || target == "xla_builder.matrix.Einsum" ||
          target == "xla_builder.tridiagonal.TridiagonalSolver" ||
          target == "xla_builder.matrix.GetMatrixDiagonalViaGather" || target == "SliceToDynamic" ||
-         target == "PadToStatic";
+         target == "PadToStatic" || target == "Qr" || target == "ProductOfElementaryHouseholderReflectors" ||
+         target == "Eigh";
 }
 
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,
                                                        const std::vector<const Literal*>& operands) {
   if (target == "__cublas$gemm") return CublasGemm(i, operands);
+  if (target == "Qr") return HouseholderQr(i, operands);
+  if (target == "ProductOfElementaryHouseholderReflectors") return HouseholderProduct(i, operands);
+  if (target == "Eigh") return JacobiEigh(i, operands);
   if (target == "xla_builder.matrix.Einsum") return Einsum(i, operands);
   if (target == "xla_builder.tridiagonal.TridiagonalSolver") return TridiagonalSolve(i, operands);
   if (target == "xla_builder.matrix.GetMatrixDiagonalViaGather") return MatrixDiagonal(i, operands);

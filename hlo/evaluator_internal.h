@@ -74,6 +74,12 @@ StatusOr<Literal> EvalRaggedDot(const Instruction& i, const Literal& lhs, const 
                                 const Literal& group_sizes);
 // A custom call XLA's backends or builder emit (__cublas$gemm, Einsum,
 // SliceToDynamic, PadToStatic), or nullopt when `target` is none of them.
+// Decompositions (evaluator_decompositions.cc): "Qr" and
+// "ProductOfElementaryHouseholderReflectors", LAPACK's geqrf and orgqr, and
+// "Eigh", symmetric eigendecomposition by Jacobi rotations.
+StatusOr<Literal> HouseholderQr(const Instruction& i, const std::vector<const Literal*>& operands);
+StatusOr<Literal> HouseholderProduct(const Instruction& i, const std::vector<const Literal*>& operands);
+StatusOr<Literal> JacobiEigh(const Instruction& i, const std::vector<const Literal*>& operands);
 // Whether EvalBackendCustomCall knows `target`.
 bool IsBackendCustomCall(const std::string& target);
 std::optional<StatusOr<Literal>> EvalBackendCustomCall(const Instruction& i, const std::string& target,

@@ -87,3 +87,23 @@ def initialize() -> None:
 
     if PLATFORM not in mlir._platforms_with_donation:
         mlir._platforms_with_donation.append(PLATFORM)
+    _register_linalg_lowerings(mlir)
+
+
+def _register_linalg_lowerings(mlir) -> None:
+    """eigh and svd for the anvil platform.
+
+    JAX lowers them to LAPACK on CPU, to cuSOLVER on GPU and, on TPU, to
+    QDWH iterations written in JAX itself (QR and Cholesky steps, and the
+    "Qr" and "Eigh" custom calls for small blocks, which Anvil's reference
+    evaluator runs). A plugin platform has no lowering at all, so Anvil
+    takes the TPU ones.
+    """
+    from jax._src.lax import linalg as lax_linalg
+    from jax._src.tpu.linalg import eigh as tpu_eigh
+    from jax._src.tpu.linalg import svd as tpu_svd
+
+    # QDWH splits the matrix until the blocks are small, then asks for the
+    # "Eigh" custom call (Jacobi), which Anvil's evaluator runs.
+    mlir.register_lowering(lax_linalg.eigh_p, tpu_eigh._eigh_tpu_lowering, platform=PLATFORM)
+    mlir.register_lowering(lax_linalg.svd_p, tpu_svd._svd_tpu_lowering_rule, platform=PLATFORM)
