@@ -86,7 +86,7 @@ def main():
         repeats = args.repeats * (50 if name == "one_op" else 1)
         a = time_per_call(anvil, f, inputs, repeats)
         x = time_per_call(cpu, f, inputs, repeats)
-        print(f"{name:<8} {a:>10.3f} {x:>11.3f} {a / x:>10.2f}")
+        print(f"{name:<8} {a:>10.4g} {x:>11.4g} {a / x:>10.2f}")
 
 
 if __name__ == "__main__":
