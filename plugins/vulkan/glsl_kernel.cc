@@ -758,29 +758,35 @@ class Emitter {
     for (int d = 0; d < rank; ++d) {
       if (!Contains(inserted_window_dims, d) && !Contains(input_batching_dims, d)) window_input_dims.push_back(d);
     }
-    std::vector<std::string> ri(rank, "0l");
+    // Index arithmetic in the indices' own width (64 bits only for 64-bit
+    // indices or huge operands): lavapipe dropped every update when s32
+    // indices were widened to int64_t here.
+    bool wide = hlo::Info(indices->shape.element_type()).byte_size > 4;
+    for (int64_t extent : in) wide |= extent > int64_t{1} << 30;
+    const std::string IT = wide ? "int64_t" : "int", L = wide ? "l" : "";
+    std::vector<std::string> ri(rank, "0" + L);
     std::string body = "  if (gl_GlobalInvocationID.x != 0u) return;\n";
     body += "  for (uint k = 0u; k < " + U(Product(up)) + "; ++k) {\n";
     for (size_t c = 0; c < to_operand.size(); ++c) {
       std::vector<std::string> at;
       size_t s = 0;
       for (int d = 0; d < idx_rank; ++d) at.push_back(d == ivd ? U(static_cast<int64_t>(c)) : scatter_index[s++]);
-      ri[to_operand[c]] = "(" + ri[to_operand[c]] + " + int64_t(" + Read(indices, hlo::LinearIndexOf(at, indices->shape.dims())) + "))";
+      ri[to_operand[c]] = "(" + ri[to_operand[c]] + " + " + IT + "(" + Read(indices, hlo::LinearIndexOf(at, indices->shape.dims())) + "))";
     }
     for (size_t b = 0; b < input_batching_dims.size(); ++b) {
       const int64_t d_start = indices_batching_dims[b];
-      ri[input_batching_dims[b]] = "(" + ri[input_batching_dims[b]] + " + int64_t(" +
+      ri[input_batching_dims[b]] = "(" + ri[input_batching_dims[b]] + " + " + IT + "(" +
                                    scatter_index[d_start < ivd ? d_start : d_start - 1] + "))";
     }
     for (size_t w = 0; w < update_window_dims.size() && w < window_input_dims.size(); ++w) {
-      ri[window_input_dims[w]] = "(" + ri[window_input_dims[w]] + " + int64_t(" + uc[update_window_dims[w]] + "))";
+      ri[window_input_dims[w]] = "(" + ri[window_input_dims[w]] + " + " + IT + "(" + uc[update_window_dims[w]] + "))";
     }
     std::vector<std::string> rc;
     std::string inside = "true";
     for (int d = 0; d < rank; ++d) {
       const std::string x = "x" + std::to_string(d);
-      body += "    int64_t " + x + " = " + ri[d] + ";\n";
-      inside += " && " + x + " >= 0l && " + x + " < " + std::to_string(in[d]) + "l";
+      body += "    " + IT + " " + x + " = " + ri[d] + ";\n";
+      inside += " && " + x + " >= 0" + L + " && " + x + " < " + std::to_string(in[d]) + L;
       rc.push_back("uint(" + x + ")");
     }
     body += "    if (!(" + inside + ")) continue;\n";
