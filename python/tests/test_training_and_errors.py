@@ -122,6 +122,9 @@ def test_vulkan_plugin_serves_jax_too():
         x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
         y = jax.jit(lambda a: jnp.tanh(a @ a.T) + 1)(x)
         np.testing.assert_allclose(np.asarray(y), np.tanh(x @ x.T) + 1, rtol=1e-5, atol=1e-6)
+        # .at[] with JAX's s32 indices, a repeated one among them.
+        z = jax.jit(lambda v: v.at[jnp.array([1, 3, 3])].add(1.0))(np.zeros(6, np.float32))
+        np.testing.assert_array_equal(np.asarray(z), [0, 1, 0, 2, 0, 0])
         print(d.platform, "vulkan" in str(d))
     """)
     env = dict(__import__("os").environ, JAX_PLATFORMS="anvil", ANVIL_PJRT_PLUGIN="vulkan")
