@@ -87,7 +87,11 @@ def initialize() -> None:
 
     if PLATFORM not in mlir._platforms_with_donation:
         mlir._platforms_with_donation.append(PLATFORM)
-    _register_linalg_lowerings(mlir)
+    try:
+        _register_linalg_lowerings(mlir)
+    except (ImportError, AttributeError) as e:  # another jax's internals: run without them
+        warnings.warn(f"anvil_jax: eigh and svd are not available on Anvil with this jax ({e})", RuntimeWarning,
+                      stacklevel=2)
 
 
 def _register_linalg_lowerings(mlir) -> None:
