@@ -197,22 +197,26 @@ Status Parser::ParseDict(std::vector<NamedAttr>& entries, char close) {
     Attr value;
     if (c_.TryConsume("=")) {
       ANVIL_ASSIGN_OR_RETURN(value, ParseAttr());
-      c_.SkipBlanks();
-      if (c_.PeekRaw() == ':' && c_.PeekRaw(1) != ':') {
-        c_.TryConsume(":");
-        // The type of an attribute's data: index elements are 64-bit there
-        // (custom call layouts), unlike index values, which Anvil does not run.
-        index_as_s64_ = true;
-        auto type = ParseType();
-        index_as_s64_ = false;
-        if (!type.ok()) return type.status();
-        value.type = std::move(type).value();
-      }
+      ANVIL_RETURN_IF_ERROR(ParseDataType(value));
     }
     entries.push_back(NamedAttr{std::move(key), std::move(value)});
     if (c_.TryConsume(close_str)) break;
     ANVIL_RETURN_IF_ERROR(c_.Expect(","));
   }
+  return OkStatus();
+}
+
+Status Parser::ParseDataType(Attr& a) {
+  c_.SkipBlanks();
+  if (c_.PeekRaw() != ':' || c_.PeekRaw(1) == ':') return OkStatus();
+  c_.TryConsume(":");
+  // Index elements are 64-bit in an attribute's data (custom call layouts),
+  // unlike index values, which Anvil does not run.
+  index_as_s64_ = true;
+  auto type = ParseType();
+  index_as_s64_ = false;
+  if (!type.ok()) return type.status();
+  a.type = std::move(type).value();
   return OkStatus();
 }
 
@@ -229,16 +233,8 @@ StatusOr<Attr> Parser::ParseAttr() {
     if (c_.TryConsume("]")) return a;
     while (true) {
       ANVIL_ASSIGN_OR_RETURN(Attr e, ParseAttr());
-      c_.SkipBlanks();
-      if (c_.PeekRaw() == ':' && c_.PeekRaw(1) != ':') {
-        // `[dense<[1, 0]> : tensor<2xindex>]`: typed elements (custom call layouts).
-        c_.TryConsume(":");
-        index_as_s64_ = true;
-        auto type = ParseType();
-        index_as_s64_ = false;
-        if (!type.ok()) return type.status();
-        e.type = std::move(type).value();
-      }
+      // `[dense<[1, 0]> : tensor<2xindex>]`: typed elements (custom call layouts).
+      ANVIL_RETURN_IF_ERROR(ParseDataType(e));
       a.list.push_back(std::move(e));
       if (c_.TryConsume("]")) break;
       ANVIL_RETURN_IF_ERROR(c_.Expect(","));

@@ -49,6 +49,8 @@ class Parser : public SyntaxSource {
   StatusOr<std::string> ParseValueName();
   StatusOr<Shape> ParseType();
   StatusOr<Attr> ParseAttr();
+  // An attribute's optional `: type` suffix, the type of its data.
+  Status ParseDataType(Attr& a);
   Status ParseDict(std::vector<NamedAttr>& entries, char close);
   StatusOr<std::string> ScanBalanced(char open, char close);
   Status ParseDenseElements(Literal& literal, int64_t& index, int depth);

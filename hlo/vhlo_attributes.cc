@@ -352,6 +352,21 @@ StatusOr<Attr> Decoder::DenseAttr(Reader& r, const Type& type, bool vhlo_bool_pa
   return a;
 }
 
+// A tuple of element types (VHLO's tuple_v1 and builtin's are encoded alike).
+StatusOr<Type> Decoder::TupleType(Reader& r) {
+  ANVIL_ASSIGN_OR_RETURN(auto elements, NestedTypes(r));
+  std::vector<Shape> shapes;
+  for (const Type* e : elements) {
+    if (!e->unsupported.empty()) return Unsupported(e->unsupported);
+    ANVIL_ASSIGN_OR_RETURN(Shape s, ValueShape(*e));
+    shapes.push_back(std::move(s));
+  }
+  Type t;
+  t.kind = Type::Kind::kShape;
+  t.shape = Shape::Tuple(std::move(shapes));
+  return t;
+}
+
 StatusOr<Type> Decoder::RankedTensor(Reader& r, bool with_encoding) {
   if (with_encoding) ANVIL_RETURN_IF_ERROR(NestedAttribute(r).status());
   ANVIL_ASSIGN_OR_RETURN(std::vector<int64_t> dims, SignedVarInts(r));
@@ -754,19 +769,7 @@ StatusOr<Type> Decoder::DecodeVhloType(Reader& r) {
       t.shape = Shape::Token();
       return t;
     }
-    case 23: {  // tuple_v1
-      ANVIL_ASSIGN_OR_RETURN(auto elements, NestedTypes(r));
-      std::vector<Shape> shapes;
-      for (const Type* e : elements) {
-        if (!e->unsupported.empty()) return Unsupported(e->unsupported);
-        ANVIL_ASSIGN_OR_RETURN(Shape s, ValueShape(*e));
-        shapes.push_back(std::move(s));
-      }
-      Type t;
-      t.kind = Type::Kind::kShape;
-      t.shape = Shape::Tuple(std::move(shapes));
-      return t;
-    }
+    case 23: return TupleType(r);  // tuple_v1
     case 24: {  // quant_v1: flags, storage, expressed, scale, zero point, min, max
       uint64_t flags = 0;
       ANVIL_RETURN_IF_ERROR(r.ReadVarInt(flags, "quantization flags"));
@@ -873,19 +876,7 @@ StatusOr<Type> Decoder::DecodeBuiltinType(Reader& r) {
     case 12: return Unsupported("the none type is not supported");
     case 13: return RankedTensor(r, false);
     case 14: return RankedTensor(r, true);
-    case 15: {
-      ANVIL_ASSIGN_OR_RETURN(auto elements, NestedTypes(r));
-      std::vector<Shape> shapes;
-      for (const Type* e : elements) {
-        if (!e->unsupported.empty()) return Unsupported(e->unsupported);
-        ANVIL_ASSIGN_OR_RETURN(Shape s, ValueShape(*e));
-        shapes.push_back(std::move(s));
-      }
-      Type t;
-      t.kind = Type::Kind::kShape;
-      t.shape = Shape::Tuple(std::move(shapes));
-      return t;
-    }
+    case 15: return TupleType(r);  // TupleType
     case 18: {
       ANVIL_RETURN_IF_ERROR(NestedType(r).status());
       return Unsupported("unranked tensors are not supported: Anvil runs static shapes");

@@ -82,6 +82,7 @@ class Decoder {
   StatusOr<mlir::Attr> IntegerAttr(bytecode::Reader& r, const Type& type);
   StatusOr<mlir::Attr> DenseAttr(bytecode::Reader& r, const Type& type, bool vhlo_bool_packing);
   StatusOr<Type> RankedTensor(bytecode::Reader& r, bool with_encoding);
+  StatusOr<Type> TupleType(bytecode::Reader& r);
   StatusOr<std::vector<int64_t>> SignedVarInts(bytecode::Reader& r);
 
   const bytecode::File& file_;

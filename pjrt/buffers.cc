@@ -118,18 +118,16 @@ Error* Client_BufferFromHostBuffer(abi::ClientBufferFromHostBufferArgs* args) {
     return MakeError(abi::kUnimplemented,
                      std::string(kFn) + ": Anvil has no element type for " + PjrtTypeName(args->type));
   }
+  auto dims = ReadDims(args->dims, args->num_dims, kFn);
+  if (dims.error) return dims.error;
+  const size_t element_bytes = ElementBytes(args->type);
   if (args->device_layout != nullptr) {
-    auto device_strides = HostLayoutStrides(args->device_layout, std::vector<int64_t>(args->dims, args->dims + args->num_dims),
-                                            ElementBytes(args->type), kFn);
+    auto device_strides = HostLayoutStrides(args->device_layout, dims.value, element_bytes, kFn);
     if (device_strides.error) return device_strides.error;
-    if (!IsRowMajor(device_strides.value, std::vector<int64_t>(args->dims, args->dims + args->num_dims),
-                    ElementBytes(args->type))) {
+    if (!IsRowMajor(device_strides.value, dims.value, element_bytes)) {
       return MakeError(abi::kUnimplemented, std::string(kFn) + ": Anvil devices hold arrays row-major only");
     }
   }
-  auto dims = ReadDims(args->dims, args->num_dims, kFn);
-  if (dims.error) return dims.error;
-  size_t element_bytes = ElementBytes(args->type);
 
   // Non-dense strides: gather into a dense copy first, which the device
   // then copies from (the caller's memory is free once this returns).

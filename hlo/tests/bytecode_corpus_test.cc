@@ -18,6 +18,7 @@
 #include "hlo/printer.h"
 #include "hlo/program_text.h"
 #include "hlo/stablehlo_parser.h"
+#include "hlo/tests/tab_separated.h"
 
 namespace anvil::hlo {
 namespace {
@@ -34,18 +35,7 @@ std::string ReadAll(const std::string& path) {
 }
 
 // "FILE.mlir.bc @function" -> why the two front doors differ there.
-std::map<std::string, std::string> LoadExceptions() {
-  std::map<std::string, std::string> exceptions;
-  std::ifstream in(ANVIL_BYTECODE_EXCEPTIONS);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    exceptions[line.substr(0, tab)] = line.substr(tab + 1);
-  }
-  return exceptions;
-}
+std::map<std::string, std::string> LoadExceptions() { return LoadTabSeparated(ANVIL_BYTECODE_EXCEPTIONS); }
 
 // The kind of a refusal: what Anvil does not run, from the message.
 std::string Kind(const Status& s) {

@@ -13,6 +13,7 @@
 #include "hlo/printer.h"
 #include "hlo/program_text.h"
 #include "hlo/verifier.h"
+#include "hlo/tests/tab_separated.h"
 
 namespace anvil::hlo {
 namespace {
@@ -20,18 +21,7 @@ namespace {
 std::string CorpusDir() { return ANVIL_CORPUS_DIR; }
 
 // corpus-relative path -> the error message the file must produce.
-std::map<std::string, std::string> LoadExceptions() {
-  std::map<std::string, std::string> exceptions;
-  std::ifstream in(ANVIL_CORPUS_EXCEPTIONS);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    exceptions[line.substr(0, tab)] = line.substr(tab + 1);
-  }
-  return exceptions;
-}
+std::map<std::string, std::string> LoadExceptions() { return LoadTabSeparated(ANVIL_CORPUS_EXCEPTIONS); }
 
 // Empty when the file parses, verifies and round-trips; else the first error.
 std::string CheckFile(const std::string& path) {
