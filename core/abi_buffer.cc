@@ -120,6 +120,8 @@ anvil_status* anvil_buffer_from_host(anvil_client* client, const anvil_buffer_fr
     state->memory = std::make_shared<DeviceMemory>(plugin, *memory);
     state->defined = Event::Create();
     auto token = std::make_shared<anvil::core::WorkToken>(client->work);
+    anvil::core::TraceUntil(*client, state->defined, "copy to device", "transfer",
+                            [&] { return "\"bytes\":" + std::to_string(state->bytes); });
     plugin->CopyFromHost(*memory, args->data, state->bytes,
                          anvil::core::Track(token, [state](Status s) { state->defined->Set(std::move(s)); }));
     *out_buffer = new anvil_buffer(state);
@@ -151,6 +153,8 @@ anvil_status* anvil_buffer_to_host(anvil_buffer* buffer, void* dst, size_t dst_s
     if (anvil_status* bad = AddUse("anvil_buffer_to_host", *state, use.get())) return bad;
     auto done = Event::Create();
     auto token = std::make_shared<anvil::core::WorkToken>(state->device->client->work);
+    anvil::core::TraceUntil(*state->device->client, done, "copy to host", "transfer",
+                            [&] { return "\"bytes\":" + std::to_string(state->bytes); });
     state->defined->OnReady(anvil::core::Track(token, [state, dst, done, token, use](const Status& defined) {
       if (!defined.ok()) return done->Set(defined);
       std::shared_ptr<DeviceMemory> memory = state->Memory();
@@ -189,6 +193,8 @@ anvil_status* anvil_buffer_copy_to_device(anvil_buffer* buffer, anvil_device* de
     // `finish` holds the work token; every stage below holds `finish`.
     auto token = std::make_shared<anvil::core::WorkToken>(device->client->work);
     auto finish = anvil::core::Track(token, [target](Status s) { target->defined->Set(std::move(s)); });
+    anvil::core::TraceUntil(*device->client, target->defined, "copy between devices", "transfer",
+                            [&] { return "\"bytes\":" + std::to_string(target->bytes); });
     // Through host memory: the plugin ABI has no device-to-device copy, and
     // the two devices may belong to different plugins.
     source->defined->OnReady([source, target, finish, use](const Status& defined) {

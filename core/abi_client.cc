@@ -54,6 +54,27 @@ void EnqueueOnArena(void* executor, void (*fn)(void*), void* arg) {
   static_cast<anvil_client*>(executor)->Run([fn, arg] { fn(arg); });
 }
 
+// The plugin ABI's trace sink: a plugin's span, category "kernel".
+void TraceKernelSpan(void* tracer, const char* name, const char* detail, uint64_t begin_ns, uint64_t end_ns) {
+  std::string args;
+  if (detail && *detail) {
+    args = "\"detail\":\"";
+    anvil::core::AppendJsonEscaped(args, detail);
+    args += "\"";
+  }
+  static_cast<anvil::core::Tracer*>(tracer)->Complete(name ? name : "kernel", "kernel", begin_ns, end_ns, args);
+}
+
+// The option when the caller's struct has it, else the environment
+// variable; empty means off.
+// (A caller built against an older anvil.h passes a shorter struct.)
+std::string OptionOrEnvironment(const anvil_client_options* options, const char* anvil_client_options::*field,
+                                size_t field_end, const char* variable) {
+  if (options && options->struct_size >= field_end && options->*field) return options->*field;
+  const char* env = std::getenv(variable);
+  return env ? env : "";
+}
+
 // Loads the plugin at `path` and adds its devices. Failures are returned,
 // not recorded.
 anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
@@ -160,7 +181,8 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
   return Guard("anvil_client_create", [&]() -> anvil_status* {
     ANVIL_CHECK_NOT_NULL("anvil_client_create", out_client);
     *out_client = nullptr;
-    if (options) ANVIL_CHECK_ARGS("anvil_client_create", options, ANVIL_CLIENT_OPTIONS_STRUCT_SIZE);
+    // Callers built against minor 3 or older end the struct at num_threads.
+    if (options) ANVIL_CHECK_ARGS("anvil_client_create", options, ANVIL_STRUCT_SIZE(anvil_client_options, num_threads));
     auto client = std::make_unique<anvil_client>();
     // More threads than cores buys nothing (and oneTBB would warn).
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -176,9 +198,17 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
         oneapi::tbb::global_control::max_allowed_parallelism, static_cast<size_t>(cores) + 1);
     client->arena = std::make_unique<oneapi::tbb::task_arena>(threads, 0);
     client->arena->initialize();
+    const std::string trace_path =
+        OptionOrEnvironment(options, &anvil_client_options::trace_path,
+                            ANVIL_STRUCT_SIZE(anvil_client_options, trace_path), "ANVIL_TRACE");
+    if (!trace_path.empty()) client->tracer = anvil::core::Tracer::ForPath(trace_path);
     client->executor.struct_size = ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE;
     client->executor.executor = client.get();
     client->executor.enqueue = &EnqueueOnArena;
+    if (client->tracer) {
+      client->executor.tracer = client->tracer.get();
+      client->executor.trace_span = &TraceKernelSpan;
+    }
     client->search_path = SearchPath(options ? options->plugin_path : nullptr);
     bool load_all = !options || options->load_all_plugins;
     if (load_all) {

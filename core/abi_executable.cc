@@ -22,6 +22,8 @@ using anvil::core::MakeError;
 using anvil::core::Status;
 using anvil::core::StatusCode;
 using anvil::core::ToAbi;
+using anvil::core::Tracer;
+using anvil::core::TraceSpan;
 
 namespace {
 
@@ -32,15 +34,27 @@ anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const 
     return MakeError(StatusCode::kInvalidArgument, "anvil_client_compile: unknown program format '" +
                                                        std::string(args.format) + "' (expected hlo, stablehlo or stablehlo-bytecode)");
   }
+  Tracer* tracer = args.device->client->tracer.get();
   std::string_view text(args.program, args.program_size);
-  ANVIL_ASSIGN_OR_RETURN(auto modules, anvil::hlo::ParseProgramText(text, *format, {"program", 1}));
+  std::vector<std::unique_ptr<anvil::hlo::Module>> modules;
+  {
+    TraceSpan span(tracer, "parse", "compile");
+    if (span.on()) span.SetArgs("\"format\":\"" + std::string(args.format) + "\",\"bytes\":" + std::to_string(text.size()));
+    ANVIL_ASSIGN_OR_RETURN(modules, anvil::hlo::ParseProgramText(text, *format, {"program", 1}));
+  }
   if (modules.size() != 1) {
     return MakeError(StatusCode::kInvalidArgument,
                      "the program holds " + std::to_string(modules.size()) + " modules; compile one at a time");
   }
   std::unique_ptr<anvil::hlo::Module> module = std::move(modules[0]);
-  ANVIL_RETURN_IF_ERROR(anvil::hlo::Verify(*module));
-  ANVIL_RETURN_IF_ERROR(anvil::hlo::Canonicalize(*module));
+  {
+    TraceSpan span(tracer, "verify", "compile");
+    ANVIL_RETURN_IF_ERROR(anvil::hlo::Verify(*module));
+  }
+  {
+    TraceSpan span(tracer, "canonicalize", "compile");
+    ANVIL_RETURN_IF_ERROR(anvil::hlo::Canonicalize(*module));
+  }
   return module;
 }
 
@@ -107,6 +121,7 @@ void Run(const std::shared_ptr<Execution>& e) {
     }
   }
   auto outputs = std::make_shared<std::vector<anvil_plugin_memory*>>(e->outputs.size(), nullptr);
+  TraceSpan span(e->executable->client->tracer.get(), "plugin execute", "execute");
   plugin->Execute(e->executable->executable, inputs, donated, *outputs,
                   [e, outputs, held = std::move(held), plugin](Status s) mutable {
                     // The inputs are read: let go of them before anyone
@@ -148,6 +163,7 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
     if (!args->program && args->program_size > 0) return Invalid("anvil_client_compile: program is NULL");
     if (args->device->client != client) return Invalid("anvil_client_compile: the device belongs to another client");
     *out_executable = nullptr;
+    TraceSpan compile_span(client->tracer.get(), "anvil_client_compile", "compile");
     auto module = CanonicalModule(*args);
     if (!module.ok()) return ToAbi(module.status());
     auto state = std::make_shared<ExecutableState>();
@@ -177,9 +193,23 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
       }
     }
     state->donors = anvil::core::DonorParameters(**module, state->parameters.size());
-    state->canonical_text = anvil::hlo::Print(**module);
-    auto compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text,
-                                                  args->options ? args->options : "");
+    state->name = (*module)->name;
+    if (compile_span.on()) {
+      std::string name_arg = "\"module\":\"";
+      anvil::core::AppendJsonEscaped(name_arg, state->name);
+      compile_span.SetArgs(name_arg + "\",\"plugin\":\"" + args->device->plugin->name() + "\"");
+    }
+    {
+      TraceSpan span(client->tracer.get(), "print canonical text", "compile");
+      state->canonical_text = anvil::hlo::Print(**module);
+    }
+    anvil::hlo::StatusOr<anvil_plugin_executable*> compiled = nullptr;
+    {
+      TraceSpan span(client->tracer.get(), "plugin compile", "compile");
+      if (span.on()) span.SetArgs("\"plugin\":\"" + args->device->plugin->name() + "\"");
+      compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text,
+                                               args->options ? args->options : "");
+    }
     if (!compiled.ok()) return ToAbi(compiled.status());
     state->executable = *compiled;
     *out_executable = new anvil_executable(state);
@@ -345,6 +375,12 @@ anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil
     // completion that defined it, so chains of executions do not recurse).
     const bool ready = std::all_of(waits.begin(), waits.end(), [](const auto& w) { return w->IsReady(); });
     anvil_client* client = exe.client;
+    anvil::core::TraceUntil(*client, e->done, "execute", "execute", [&] {
+      std::string args_json = "\"module\":\"";
+      anvil::core::AppendJsonEscaped(args_json, exe.name);
+      return args_json + "\",\"device\":\"" + exe.device->plugin_name + ":" +
+             std::to_string(exe.device->index_in_plugin) + "\"";
+    });
     anvil::core::AllOf(waits)->OnReady([e, client, ready](const Status& inputs_ready) {
       if (!inputs_ready.ok()) return e->Fail(inputs_ready);
       if (ready) return Run(e);

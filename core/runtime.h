@@ -17,6 +17,7 @@
 #include "anvil/anvil.h"
 #include "core/event.h"
 #include "core/plugin.h"
+#include "core/trace.h"
 #include "hlo/shape.h"
 
 namespace anvil::core {
@@ -107,6 +108,9 @@ struct anvil_device {
 };
 
 struct anvil_client {
+  // First, so it is destroyed last, after the plugins' last spans; null when
+  // the client does not trace.
+  std::shared_ptr<anvil::core::Tracer> tracer;
   // Declared first so they outlive the arena. `scheduler` lets the last
   // client's destroy wait for oneTBB's worker threads to end, so none is
   // left running in a process that is done with Anvil (LeakSanitizer's
@@ -132,6 +136,19 @@ struct anvil_client {
 };
 
 namespace anvil::core {
+
+// When `client` traces: a span from now until `event` is set, on a track of
+// its own (transfers and executions overlap). `make_args()` gives its JSON
+// members; it is called only when tracing.
+template <typename MakeArgs>
+void TraceUntil(const anvil_client& client, const std::shared_ptr<Event>& event, const char* name,
+                const char* category, MakeArgs make_args) {
+  if (!client.tracer) return;
+  const uint64_t issued = Tracer::NowNs(), id = client.tracer->NextId();
+  event->OnReady([tracer = client.tracer, issued, id, name, category, args = make_args()](const hlo::Status& s) {
+    tracer->Async(s.ok() ? name : std::string(name) + " (failed)", category, id, issued, Tracer::NowNs(), args);
+  });
+}
 
 struct BufferState {
   anvil_device* device;
@@ -185,6 +202,7 @@ struct ExecutableState {
   std::vector<hlo::Shape> parameters, results;
   std::vector<uint8_t> donors;  // per parameter: the program lets callers donate it
   std::string canonical_text;
+  std::string name;  // the module's, for traces
   ~ExecutableState() {
     if (executable) device->plugin->DestroyExecutable(executable);
   }

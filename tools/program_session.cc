@@ -44,10 +44,12 @@ void ProgramSession::ReleaseOutputs() {
   outputs_.assign(outputs_.size(), nullptr);
 }
 
-bool ProgramSession::Open(const std::string& plugin) {
+bool ProgramSession::Open(const std::string& plugin, const ClientSettings& settings) {
   anvil_client_options options{};
   options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
   options.load_all_plugins = 0;
+  if (!settings.trace_path.empty()) options.trace_path = settings.trace_path.c_str();
+  if (!settings.cache_dir.empty()) options.cache_dir = settings.cache_dir.c_str();
   if (!Check(anvil_client_create(&options, &client_))) return false;
   anvil_plugin_load_args load{};
   load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;

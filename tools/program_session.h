@@ -21,7 +21,13 @@ class ProgramSession {
   ProgramSession& operator=(const ProgramSession&) = delete;
 
   // Each returns false and sets error() on failure.
-  bool Open(const std::string& plugin);
+  // What the client is created with beyond the plugin; empty strings leave
+  // the environment's choice (ANVIL_TRACE, ANVIL_CACHE_DIR).
+  struct ClientSettings {
+    std::string trace_path;
+    std::string cache_dir;
+  };
+  bool Open(const std::string& plugin, const ClientSettings& settings = {});
   // Compiles HLO text; `compile_ms` is the wall time of anvil_client_compile.
   bool Compile(const std::string& hlo_text, double* compile_ms);
   // Uploads one argument per parameter (shapes from parameters()).

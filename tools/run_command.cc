@@ -56,6 +56,7 @@ int RunCommand(int argc, char** argv) {
   std::string file, plugin = "cpu", output_dir;
   std::vector<std::string> inputs;
   bool random_inputs = false, profile = false;
+  ProgramSession::ClientSettings settings;
   int iterations = 1;
   for (int k = 0; k < argc; ++k) {
     std::string a = argv[k];
@@ -65,12 +66,15 @@ int RunCommand(int argc, char** argv) {
     else if (a == "--output" && k + 1 < argc) output_dir = argv[++k];
     else if (a == "--iterations" && k + 1 < argc) iterations = std::max(1, std::atoi(argv[++k]));
     else if (a == "--profile") profile = true;
+    else if (a == "--trace" && k + 1 < argc) settings.trace_path = argv[++k];
     else if (a == "--help" || a == "-h") {
       std::printf("usage: anvil run FILE [--plugin NAME] [--input NPY_OR_LITERAL]... [--random-inputs]\n"
-                  "                      [--output DIR] [--iterations N] [--profile]\n"
+                  "                      [--output DIR] [--iterations N] [--profile] [--trace FILE.json]\n"
                   "  --profile   after each execution, the plugin's time per op kind and its 20 slowest\n"
                   "              steps with the instructions each fused step holds, on stderr (the CPU\n"
-                  "              plugin; the same as ANVIL_CPU_PROFILE=1)\n");
+                  "              plugin; the same as ANVIL_CPU_PROFILE=1)\n"
+                  "  --trace F   write a Chrome trace (Perfetto, chrome://tracing) of compilation,\n"
+                  "              transfers, executions and kernels to F (the same as ANVIL_TRACE=F)\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return Fail("unknown option '" + a + "'");
@@ -90,7 +94,7 @@ int RunCommand(int argc, char** argv) {
   if (profile) setenv("ANVIL_CPU_PROFILE", "1", 1);
   ProgramSession session;
   double compile_ms = 0;
-  if (!session.Open(plugin) || !session.Compile(text, &compile_ms)) return Fail(session.error());
+  if (!session.Open(plugin, settings) || !session.Compile(text, &compile_ms)) return Fail(session.error());
   std::vector<hlo::Literal> args;
   for (size_t p = 0; p < session.parameters().size(); ++p) {
     const hlo::Shape& shape = session.parameters()[p];

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define ANVIL_ABI_MAJOR 0
-#define ANVIL_ABI_MINOR 3
+#define ANVIL_ABI_MINOR 4
 
 #define ANVIL_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
@@ -137,8 +137,22 @@ typedef struct anvil_client_options {
   /* Threads for host work (compilation, callbacks, CPU kernels); 0: one per
    * core. */
   int32_t num_threads;
+  /* --- since minor 4 */
+  /* A Chrome trace-event file (JSON; Perfetto and chrome://tracing load it)
+   * to write spans of compilation, transfers, executions and plugin kernels
+   * into. It is written, complete, when the client is destroyed (the last
+   * of several clients naming one file writes it). NULL: the ANVIL_TRACE
+   * environment variable; empty or unset: no tracing. */
+  const char* trace_path;
+  /* A directory for the persistent compile cache: executables of plugins
+   * that can serialise them are kept there and reused by later compiles of
+   * the same program for the same plugin build, device and options. NULL:
+   * the ANVIL_CACHE_DIR environment variable; empty or unset: no cache. A
+   * cache that cannot be read or written only costs a compile (and a
+   * warning on stderr). */
+  const char* cache_dir;
 } anvil_client_options;
-#define ANVIL_CLIENT_OPTIONS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_client_options, num_threads)
+#define ANVIL_CLIENT_OPTIONS_STRUCT_SIZE ANVIL_STRUCT_SIZE(anvil_client_options, cache_dir)
 
 /* Creates a client. Plugins that fail to load do not fail the call: see
  * anvil_client_plugin_failure. `options` may be NULL (defaults). */

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define ANVIL_PLUGIN_ABI_MAJOR 0
-#define ANVIL_PLUGIN_ABI_MINOR 2
+#define ANVIL_PLUGIN_ABI_MINOR 3
 
 #define ANVIL_PLUGIN_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -44,15 +44,26 @@ typedef struct anvil_plugin_executable anvil_plugin_executable;
  * owned by the receiver. */
 typedef void (*anvil_plugin_done)(void* user_data, anvil_plugin_error* error);
 
-/* Core's host thread pool (a oneTBB arena), for plugins that run host work:
- * `enqueue` runs `fn(arg)` soon on one of core's threads. Lives as long as
- * the plugin context. */
+/* What core offers a plugin, handed to `context_create` and alive as long as
+ * the context: its host thread pool (a oneTBB arena), for plugins that run
+ * host work (`enqueue` runs `fn(arg)` soon on one of core's threads), and,
+ * since minor 3, its trace. Read a field only when `struct_size` covers it
+ * (ANVIL_PLUGIN_STRUCT_SIZE): an older core passes a shorter struct. */
 typedef struct anvil_plugin_host_executor {
   size_t struct_size;
   void* executor;
   void (*enqueue)(void* executor, void (*fn)(void* arg), void* arg);
+  /* --- since minor 3 */
+  /* When the client traces (see anvil_client_options.trace_path),
+   * `trace_span` records a span that ran on the calling thread from
+   * `begin_ns` to `end_ns` (CLOCK_MONOTONIC nanoseconds): `name` is short
+   * ("fusion(7 ops)", "convolution"); `detail` (may be NULL) is shown with
+   * it (the HLO instructions a kernel holds). Both are copied. NULL when
+   * tracing is off, so a plugin tests it once and times nothing. */
+  void* tracer;
+  void (*trace_span)(void* tracer, const char* name, const char* detail, uint64_t begin_ns, uint64_t end_ns);
 } anvil_plugin_host_executor;
-#define ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)
+#define ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, trace_span)
 
 typedef struct anvil_plugin_device_properties {
   size_t struct_size;

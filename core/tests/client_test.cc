@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "anvil/anvil_plugin.h"
 #include "core/tests/test_util.h"
 
 namespace anvil::testing {
@@ -102,7 +103,7 @@ TEST(Client, LoadAllListsPluginsAndFailures) {
   EXPECT_NE(reasons.find("libanvil_plugin_nosymbol.so: not an Anvil plugin: it does not export anvil_plugin_get_api"),
             std::string::npos)
       << reasons;
-  EXPECT_NE(reasons.find("plugin ABI 99.2 is incompatible with this core's plugin ABI 0.2"), std::string::npos)
+  EXPECT_NE(reasons.find("plugin ABI 99." + std::to_string(ANVIL_PLUGIN_ABI_MINOR) + " is incompatible with this core's plugin ABI 0." + std::to_string(ANVIL_PLUGIN_ABI_MINOR)), std::string::npos)
       << reasons;
   size_t devices = 0;
   ANVIL_ASSERT_OK(anvil_client_device_count(client, &devices));
@@ -127,7 +128,7 @@ TEST(Client, LoadErrorsNameTheFileAndTheReason) {
   EXPECT_NE(garbage.message.find("invalid ELF header"), std::string::npos) << garbage.message;
   Outcome major = Load(client, "test_major", nullptr);
   EXPECT_EQ(major.code, ANVIL_FAILED_PRECONDITION);
-  EXPECT_NE(major.message.find("plugin ABI 99.2 is incompatible with this core's plugin ABI 0.2"), std::string::npos)
+  EXPECT_NE(major.message.find("plugin ABI 99." + std::to_string(ANVIL_PLUGIN_ABI_MINOR) + " is incompatible with this core's plugin ABI 0." + std::to_string(ANVIL_PLUGIN_ABI_MINOR)), std::string::npos)
       << major.message;
   EXPECT_EQ(Load(client, "test", nullptr).code, ANVIL_OK);
   Outcome twice = Load(client, "test", nullptr);

@@ -131,7 +131,7 @@ anvil_plugin_error* Interpret(const Executable& exe, anvil_plugin_memory* const*
 // --- the API table's entries
 
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
-  if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
+  if (!executor || executor->struct_size < ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)) {
     return Error(kInvalidArgument, "no host executor");
   }
   *out = new anvil_plugin_context{*executor};

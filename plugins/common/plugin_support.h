@@ -6,7 +6,10 @@
 // which defines `struct anvil_plugin_error` through it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +21,40 @@
 #include "plugins/common/plugin_error.h"
 
 namespace anvil::plugin {
+
+// Core's host services as this plugin's header declares them. An older core
+// passes a shorter struct: what it lacks (the trace sink) stays unset.
+inline anvil_plugin_host_executor CopyHostExecutor(const anvil_plugin_host_executor& from) {
+  anvil_plugin_host_executor host{};
+  std::memcpy(&host, &from, std::min(from.struct_size, sizeof(host)));
+  host.struct_size = sizeof(host);
+  return host;
+}
+
+// CLOCK_MONOTONIC in nanoseconds, the trace's clock (anvil_plugin.h).
+inline uint64_t MonotonicNs() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+// Reports the enclosing scope to the client's trace as one span, when it
+// traces (`host` from CopyHostExecutor); nothing else otherwise.
+class HostSpan {
+ public:
+  HostSpan(const anvil_plugin_host_executor& host, const char* name)
+      : host_(host), name_(name), begin_(host.trace_span ? MonotonicNs() : 0) {}
+  ~HostSpan() {
+    if (host_.trace_span) host_.trace_span(host_.tracer, name_, nullptr, begin_, MonotonicNs());
+  }
+  HostSpan(const HostSpan&) = delete;
+  HostSpan& operator=(const HostSpan&) = delete;
+
+ private:
+  const anvil_plugin_host_executor& host_;
+  const char* name_;
+  uint64_t begin_;
+};
 
 // Runs `work` (any callable, move-only ones too) soon on one of core's host
 // threads. `work` must not throw: wrap what can in Complete().

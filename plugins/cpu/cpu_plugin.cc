@@ -71,6 +71,8 @@ using anvil::plugin::AsyncCompletion;
 using anvil::plugin::BaseApi;
 using anvil::plugin::Error;
 using anvil::plugin::FromStatus;
+using anvil::plugin::HostSpan;
+using anvil::plugin::MonotonicNs;
 using anvil::plugin::kInternal;
 using anvil::plugin::kInvalidArgument;
 using anvil::plugin::kResourceExhausted;
@@ -104,10 +106,10 @@ size_t Rounded(size_t bytes) { return std::max<size_t>(64, (bytes + 63) / 64 * 6
 void* AlignedAlloc(size_t bytes) { return std::aligned_alloc(64, Rounded(bytes)); }
 
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
-  if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
+  if (!executor || executor->struct_size < ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)) {
     return Error(kInvalidArgument, "the CPU plugin needs core's host executor");
   }
-  auto* context = new anvil_plugin_context{*executor, anvil::cpu::Parallel(nullptr), {}};
+  auto* context = new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), anvil::cpu::Parallel(nullptr), {}};
   context->parallel = anvil::cpu::Parallel(&context->executor);
   *out = context;
   return nullptr;
@@ -177,12 +179,16 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
   return nullptr;
 }
 
-anvil_plugin_error* Compile(anvil_plugin_context*, size_t, const char* text, size_t size, const char*,
+anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* text, size_t size, const char*,
                             anvil_plugin_executable** out) {
-  auto module = anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
-  if (!module.ok()) return FromStatus(module.status());
   auto exe = std::make_unique<Executable>();
-  exe->module = std::move(module).value();
+  {
+    HostSpan span(context->executor, "cpu: parse canonical text");
+    auto module = anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
+    if (!module.ok()) return FromStatus(module.status());
+    exe->module = std::move(module).value();
+  }
+  HostSpan span(context->executor, "cpu: plan");
   auto plan = anvil::cpu::BuildPlan(*exe->module);
   if (!plan.ok()) return FromStatus(plan.status());
   exe->plan = std::move(plan).value();
@@ -240,13 +246,20 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
       static const bool profile = std::getenv("ANVIL_CPU_PROFILE") != nullptr;
       std::map<std::string, double> seconds;
       std::vector<std::pair<double, const std::string*>> slowest;  // single steps
+      // Each step is a span in the client's trace when it traces.
+      const auto trace = context->executor.trace_span;
       for (const auto& step : plan.steps) {
         const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        const uint64_t trace_start = trace ? MonotonicNs() : 0;
         try {
           step.run(frame);
         } catch (const std::exception& e) {
           error = Error(kInternal, step.what + ": " + e.what());
           break;
+        }
+        if (trace) {
+          const std::string name = step.what.substr(0, step.what.find(" %"));
+          trace(context->executor.tracer, name.c_str(), step.what.c_str(), trace_start, MonotonicNs());
         }
         if (profile) {
           const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -58,10 +58,10 @@ anvil::vulkan::Instance& SharedInstance() {
 }
 
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
-  if (!executor || executor->struct_size < ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE) {
+  if (!executor || executor->struct_size < ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)) {
     return Error(kInvalidArgument, "the Vulkan plugin needs core's host executor");
   }
-  auto* context = new anvil_plugin_context{*executor, SharedInstance()};
+  auto* context = new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), SharedInstance()};
   if (context->instance.device_count() == 0) {
     // Loading still succeeds: a machine without Vulkan has zero devices here.
     std::fprintf(stderr, "anvil vulkan plugin: no devices: %s\n", context->instance.why_no_devices().c_str());

@@ -1,0 +1,264 @@
+// Chrome traces through the C ABI (ANVIL_TRACE and the client option): the
+// file is valid JSON once the client is gone, holds core's compile,
+// transfer and execution spans and the CPU plugin's kernel spans; a file
+// that cannot be written costs a warning, never an error.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
+
+namespace {
+
+constexpr char kProgram[] = R"(HloModule traced
+ENTRY e {
+  x = f32[64] parameter(0)
+  y = f32[64] parameter(1)
+  a = f32[64] add(x, y)
+  m = f32[64] multiply(a, x)
+  ROOT s = f32[64] sort(m), dimensions={0}, to_apply=lt
+}
+lt {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT c = pred[] compare(p, q), direction=LT
+}
+)";
+
+// One trace event's string and number members, as text.
+using Event = std::map<std::string, std::string>;
+
+// A small strict JSON reader, enough to check that the whole file parses
+// and to pull out the events' top-level members.
+class JsonReader {
+ public:
+  explicit JsonReader(std::string text) : s_(std::move(text)) {}
+  // The `traceEvents` array of the top-level object; false if anything in
+  // the file is not JSON.
+  bool ReadTrace(std::vector<Event>* events) {
+    Space();
+    if (!Eat('{')) return false;
+    do {
+      std::string key;
+      Space();
+      if (!String(&key) || (Space(), !Eat(':'))) return false;
+      Space();
+      if (key == "traceEvents") {
+        if (!Eat('[')) return false;
+        Space();
+        if (!Eat(']')) {
+          do {
+            Event e;
+            Space();
+            if (!Object(&e)) return false;
+            events->push_back(std::move(e));
+            Space();
+          } while (Eat(','));
+          if (!Eat(']')) return false;
+        }
+      } else if (!Value(nullptr)) {
+        return false;
+      }
+      Space();
+    } while (Eat(','));
+    if (!Eat('}')) return false;
+    Space();
+    return pos_ == s_.size();
+  }
+
+ private:
+  bool Eat(char c) { return pos_ < s_.size() && s_[pos_] == c ? (++pos_, true) : false; }
+  void Space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool String(std::string* out) {
+    if (!Eat('"')) return false;
+    while (pos_ < s_.size() && s_[pos_] != '"') {
+      char c = s_[pos_++];
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c == '\\') {
+        if (pos_ >= s_.size()) return false;
+        c = s_[pos_++];
+        if (c == 'u') {
+          if (pos_ + 4 > s_.size()) return false;
+          pos_ += 4;
+          c = '?';
+        } else if (std::string("\"\\/bfnrt").find(c) == std::string::npos) {
+          return false;
+        }
+      }
+      if (out) *out += c;
+    }
+    return Eat('"');
+  }
+  // An object; its string and number members land in `members` if given.
+  bool Object(Event* members) {
+    if (!Eat('{')) return false;
+    Space();
+    if (Eat('}')) return true;
+    do {
+      std::string key, value;
+      Space();
+      if (!String(&key) || (Space(), !Eat(':'))) return false;
+      Space();
+      if (!Value(&value)) return false;
+      if (members) (*members)[key] = value;
+      Space();
+    } while (Eat(','));
+    return Eat('}');
+  }
+  bool Value(std::string* scalar) {
+    if (pos_ >= s_.size()) return false;
+    const char c = s_[pos_];
+    if (c == '"') return String(scalar);
+    if (c == '{') return Object(nullptr);
+    if (c == '[') {
+      ++pos_;
+      Space();
+      if (Eat(']')) return true;
+      do {
+        Space();
+        if (!Value(nullptr)) return false;
+        Space();
+      } while (Eat(','));
+      return Eat(']');
+    }
+    const size_t start = pos_;
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.' ||
+                                s_[pos_] == '-' || s_[pos_] == '+')) {
+      ++pos_;
+    }
+    if (pos_ == start) return false;
+    if (scalar) *scalar = s_.substr(start, pos_ - start);
+    return true;
+  }
+
+  std::string s_;
+  size_t pos_ = 0;
+};
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("anvil_trace_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+// Compiles and runs kProgram once in a fresh session.
+void RunOnce() {
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(kProgram, &exe));
+  std::vector<float> x(64), y(64);
+  for (int k = 0; k < 64; ++k) {
+    x[k] = static_cast<float>(k % 7);
+    y[k] = static_cast<float>(k % 5);
+  }
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {64});
+  anvil_buffer* by = session.FromHost(y.data(), ANVIL_F32, {64});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, by}, 1);
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<float> sorted = session.ToHost<float>(out[0], 64);
+  EXPECT_LE(sorted.front(), sorted.back());
+  for (anvil_buffer* b : {bx, by, out[0]}) ANVIL_TESTKIT_EXPECT_OK(anvil_buffer_destroy(b));
+  ANVIL_TESTKIT_EXPECT_OK(anvil_executable_destroy(exe));
+}
+
+std::vector<Event> ReadTrace(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<Event> events;
+  EXPECT_TRUE(JsonReader(text.str()).ReadTrace(&events)) << path << " is not a Chrome trace:\n" << text.str();
+  return events;
+}
+
+int Count(const std::vector<Event>& events, const std::string& phase, const std::string& category,
+          const std::string& name) {
+  int n = 0;
+  for (const Event& e : events) {
+    auto get = [&](const char* k) { return e.count(k) ? e.at(k) : std::string(); };
+    if (get("ph") == phase && get("cat") == category && (name.empty() || get("name") == name)) ++n;
+  }
+  return n;
+}
+
+TEST(CpuTrace, AnvilTraceWritesCompileTransferExecuteAndKernelSpans) {
+  const std::string path = TempPath("env.json");
+  std::filesystem::remove(path);
+  setenv("ANVIL_TRACE", path.c_str(), 1);
+  RunOnce();
+  unsetenv("ANVIL_TRACE");
+  ASSERT_TRUE(std::filesystem::exists(path)) << "no trace written to " << path;
+  const std::vector<Event> events = ReadTrace(path);
+  for (const char* span : {"anvil_client_compile", "parse", "verify", "canonicalize", "plugin compile"}) {
+    EXPECT_EQ(Count(events, "X", "compile", span), 1) << span;
+  }
+  EXPECT_EQ(Count(events, "b", "transfer", "copy to device"), 2);
+  EXPECT_EQ(Count(events, "e", "transfer", "copy to device"), 2);
+  EXPECT_EQ(Count(events, "b", "transfer", "copy to host"), 1);
+  EXPECT_EQ(Count(events, "b", "execute", "execute"), 1);
+  EXPECT_EQ(Count(events, "e", "execute", "execute"), 1);
+  // The plugin's own spans: its compile phases and one per kernel it ran.
+  EXPECT_EQ(Count(events, "X", "kernel", "cpu: plan"), 1);
+  EXPECT_EQ(Count(events, "X", "kernel", "sort"), 1);
+  EXPECT_GE(Count(events, "X", "kernel", ""), 3);
+  // Every thread that recorded a span is named.
+  for (const Event& e : events) {
+    if (e.at("ph") != "X") continue;
+    bool named = false;
+    for (const Event& m : events) named |= m.at("ph") == "M" && m.at("tid") == e.at("tid");
+    EXPECT_TRUE(named) << "thread " << e.at("tid") << " has no name";
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(CpuTrace, TheClientOptionNamesTheFileAndTwoClientsShareIt) {
+  const std::string path = TempPath("option.json");
+  std::filesystem::remove(path);
+  anvil_client_options options{};
+  options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+  options.load_all_plugins = 1;
+  options.trace_path = path.c_str();
+  anvil_client* first = nullptr;
+  anvil_client* second = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(anvil_client_create(&options, &first));
+  ANVIL_TESTKIT_ASSERT_OK(anvil_client_create(&options, &second));
+  anvil_device* device = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(anvil_client_device(second, 0, &device));
+  anvil_compile_args args{};
+  args.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
+  args.device = device;
+  args.format = "hlo";
+  args.program = kProgram;
+  args.program_size = sizeof(kProgram) - 1;
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(anvil_client_compile(second, &args, &exe));
+  ANVIL_TESTKIT_EXPECT_OK(anvil_executable_destroy(exe));
+  ANVIL_TESTKIT_EXPECT_OK(anvil_client_destroy(second));
+  // The first client still traces into the file: it is written when it goes.
+  EXPECT_FALSE(std::filesystem::exists(path));
+  ANVIL_TESTKIT_EXPECT_OK(anvil_client_destroy(first));
+  ASSERT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(Count(ReadTrace(path), "X", "compile", "anvil_client_compile"), 1);
+  std::filesystem::remove(path);
+}
+
+TEST(CpuTrace, AFileThatCannotBeWrittenCostsOnlyAWarning) {
+  const std::string path = TempPath("no_such_dir") + "/trace.json";
+  setenv("ANVIL_TRACE", path.c_str(), 1);
+  RunOnce();  // the session's client goes without an error
+  unsetenv("ANVIL_TRACE");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+}
+
+}  // namespace
