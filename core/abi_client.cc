@@ -202,6 +202,10 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
         OptionOrEnvironment(options, &anvil_client_options::trace_path,
                             ANVIL_STRUCT_SIZE(anvil_client_options, trace_path), "ANVIL_TRACE");
     if (!trace_path.empty()) client->tracer = anvil::core::Tracer::ForPath(trace_path);
+    const std::string cache_dir =
+        OptionOrEnvironment(options, &anvil_client_options::cache_dir,
+                            ANVIL_STRUCT_SIZE(anvil_client_options, cache_dir), "ANVIL_CACHE_DIR");
+    if (!cache_dir.empty()) client->cache = anvil::core::CompileCache::Open(cache_dir);
     client->executor.struct_size = ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE;
     client->executor.executor = client.get();
     client->executor.enqueue = &EnqueueOnArena;

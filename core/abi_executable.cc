@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/abi_util.h"
+#include "core/cached_compile.h"
 #include "core/donors.h"
 #include "core/element_types.h"
 #include "core/runtime.h"
@@ -164,6 +165,15 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
     if (args->device->client != client) return Invalid("anvil_client_compile: the device belongs to another client");
     *out_executable = nullptr;
     TraceSpan compile_span(client->tracer.get(), "anvil_client_compile", "compile");
+    const std::string options = args->options ? args->options : "";
+    auto cached = anvil::core::CachedCompile::Start(*client, *args->device, args->format,
+                                                    std::string_view(args->program, args->program_size), options);
+    if (cached) {
+      if (auto state = cached->LoadByProgram()) {
+        *out_executable = new anvil_executable(std::move(state));
+        return nullptr;
+      }
+    }
     auto module = CanonicalModule(*args);
     if (!module.ok()) return ToAbi(module.status());
     auto state = std::make_shared<ExecutableState>();
@@ -203,15 +213,21 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
       TraceSpan span(client->tracer.get(), "print canonical text", "compile");
       state->canonical_text = anvil::hlo::Print(**module);
     }
+    if (cached) {
+      if (auto hit = cached->LoadByCanonicalText(state->canonical_text)) {
+        *out_executable = new anvil_executable(std::move(hit));
+        return nullptr;
+      }
+    }
     anvil::hlo::StatusOr<anvil_plugin_executable*> compiled = nullptr;
     {
       TraceSpan span(client->tracer.get(), "plugin compile", "compile");
       if (span.on()) span.SetArgs("\"plugin\":\"" + args->device->plugin->name() + "\"");
-      compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text,
-                                               args->options ? args->options : "");
+      compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text, options);
     }
     if (!compiled.ok()) return ToAbi(compiled.status());
     state->executable = *compiled;
+    if (cached) cached->Store(*state);
     *out_executable = new anvil_executable(state);
     return nullptr;
   });

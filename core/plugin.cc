@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/build_identity.h"
+
 namespace anvil::core {
 namespace {
 
@@ -187,6 +189,24 @@ StatusOr<std::string> Plugin::Serialize(anvil_plugin_executable* executable) {
   std::string out(static_cast<const char*>(bytes), size);
   free_bytes(bytes);
   return out;
+}
+
+bool Plugin::CanSerialize() const {
+  return ANVIL_PLUGIN_ENTRY(executable_serialize).ok() && ANVIL_PLUGIN_ENTRY(serialized_free).ok() &&
+         ANVIL_PLUGIN_ENTRY(executable_deserialize).ok();
+}
+
+StatusOr<anvil_plugin_executable*> Plugin::Deserialize(size_t device, const std::string& bytes) {
+  ANVIL_ASSIGN_OR_RETURN(auto fn, ANVIL_PLUGIN_ENTRY(executable_deserialize));
+  anvil_plugin_executable* executable = nullptr;
+  ANVIL_RETURN_IF_ERROR(Convert(fn(context_, device, bytes.data(), bytes.size(), &executable)));
+  if (!executable) return MakeError(StatusCode::kInternal, name_ + ": executable_deserialize gave no executable");
+  return executable;
+}
+
+const std::string& Plugin::build_identity() {
+  std::call_once(build_identity_once_, [this] { build_identity_ = BuildIdentityOf(api_); });
+  return build_identity_;
 }
 
 }  // namespace anvil::core

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <boost/dll/shared_library.hpp>
@@ -47,6 +48,13 @@ class Plugin {
   void Execute(anvil_plugin_executable* executable, const std::vector<anvil_plugin_memory*>& inputs,
                const std::vector<uint8_t>& donated, std::vector<anvil_plugin_memory*>& outputs, Done done);
   StatusOr<std::string> Serialize(anvil_plugin_executable* executable);
+  // Whether the plugin has all three of serialize, serialized_free and
+  // deserialize, so its executables can be cached.
+  bool CanSerialize() const;
+  StatusOr<anvil_plugin_executable*> Deserialize(size_t device, const std::string& bytes);
+  // The loaded library's build (its GNU build ID), for cache keys: a
+  // rebuilt plugin never reads an older build's executables.
+  const std::string& build_identity();
 
  private:
   Plugin() = default;
@@ -60,6 +68,8 @@ class Plugin {
   const anvil_plugin_api* api_ = nullptr;
   anvil_plugin_context* context_ = nullptr;
   std::string name_, version_, path_;
+  std::once_flag build_identity_once_;
+  std::string build_identity_;
 };
 
 }  // namespace anvil::core

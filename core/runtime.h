@@ -15,6 +15,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "anvil/anvil.h"
+#include "core/compile_cache.h"
 #include "core/event.h"
 #include "core/plugin.h"
 #include "core/trace.h"
@@ -121,6 +122,8 @@ struct anvil_client {
   anvil_plugin_host_executor executor{};
   anvil::core::WorkTracker work;
   std::vector<std::string> search_path;
+  // The persistent compile cache; null when off.
+  std::unique_ptr<anvil::core::CompileCache> cache;
 
   std::mutex mu;  // guards the lists below; entries are never removed
   std::vector<std::unique_ptr<anvil::core::Plugin>> plugins;

@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   libtbb-dev                 # the scheduler's task arenas
   libboost-dev               # Boost.DLL loads the plugins
+  libxxhash-dev              # XXH3, the compile cache's key and checksum hashes (header-only use)
   libdnnl-dev                # oneDNN: the CPU plugin's matrix multiply
   libvulkan-dev              # Vulkan headers and loader, for the Vulkan plugin
   mesa-vulkan-drivers        # lavapipe: a Vulkan device on the CPU, for its tests

@@ -1,0 +1,78 @@
+// The persistent compile cache: executables of plugins that can serialise
+// them, kept in a directory and reused across processes.
+//
+// Two kinds of file, each written whole under a temporary name and renamed
+// into place (so a reader sees an old file or a new one, never half of one,
+// and two processes storing the same entry at once both succeed):
+//
+// - `<K>.exe`, K the hash of the *canonical* key: the key's full text, what
+//   core needs to rebuild the executable's handle (parameters, results,
+//   donors, canonical text) and the plugin's bytes. Programs that differ only
+//   in how they were written share it.
+// - `<P>.ref`, P the hash of the *program* key (the exact bytes a caller
+//   compiled, their format, and everything in the canonical key but the
+//   text): the K it canonicalised to. A compile that finds it skips parsing
+//   and canonicalisation as well as the plugin's compile.
+//
+// Both keys hold libanvil's and the plugin's build identities, the plugin's
+// name and version, the device's kind and name and the compile options. Each
+// file ends in a checksum of what precedes it, and its key text is compared
+// on load, so a truncated or corrupt file, or a hash collision, is a miss
+// (with a warning), never a wrong executable. Every failure to read or write
+// costs only the cached work: the caller compiles as if there were no cache.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hlo/shape.h"
+
+namespace anvil::core {
+
+// What a cached executable brings besides the plugin's bytes.
+struct CachedExecutable {
+  std::string name;
+  std::vector<hlo::Shape> parameters, results;
+  std::vector<uint8_t> donors;
+  std::string canonical_text;
+  std::string plugin_bytes;
+};
+
+class CompileCache {
+ public:
+  // The cache in `dir`, created if missing; null (with a warning) if it
+  // cannot be created.
+  static std::unique_ptr<CompileCache> Open(const std::string& dir);
+
+  // A 128-bit hash of `text`, as 32 hex digits (XXH3).
+  static std::string Hash(std::string_view text);
+
+  // The entry stored under `key` for exactly `key_text`, if a whole one is
+  // there.
+  std::optional<CachedExecutable> Load(const std::string& key_text);
+  // False (after a warning) if it could not be written.
+  bool Store(const std::string& key_text, const CachedExecutable& entry);
+  // The canonical key text a program key text was stored with.
+  std::optional<std::string> LoadReference(const std::string& program_key_text);
+  void StoreReference(const std::string& program_key_text, const std::string& canonical_key_text);
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  explicit CompileCache(std::string dir) : dir_(std::move(dir)) {}
+  std::optional<std::string> ReadFile(const std::string& path);
+  bool WriteFile(const std::string& path, const std::string& bytes);
+  // Warns on stderr, once per kind of failure, so a read-only directory
+  // does not repeat itself on every compile.
+  void Warn(std::atomic<bool>& once, const std::string& message);
+
+  std::string dir_;
+  std::atomic<bool> warned_read_{false}, warned_write_{false};
+};
+
+}  // namespace anvil::core

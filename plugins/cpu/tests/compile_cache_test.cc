@@ -1,0 +1,253 @@
+// The persistent compile cache through the C ABI, on the CPU plugin (which
+// serialises its executables): a second client finds what the first stored,
+// by the program's bytes or by its canonical text; other options miss; and a
+// truncated or corrupt entry, an unusable directory, a full disk and clients
+// racing on one directory all compile and give the right results. Hits are
+// read from the client's trace, where each is a "cache hit" span.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
+#include "plugins/cpu/tests/chrome_trace.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using anvil::testkit::TakeMessage;
+
+constexpr char kProgram[] = R"(HloModule cached
+ENTRY e {
+  x = f32[8] parameter(0)
+  c = f32[] constant(2)
+  b = f32[8] broadcast(c), dimensions={}
+  m = f32[8] multiply(x, b)
+  ROOT r = f32[8] add(m, x)
+}
+)";
+
+// The same program, written another way: explicit default layouts, other
+// spacing, and an instruction nothing uses (canonicalisation drops it).
+constexpr char kSameProgramRewritten[] = R"(HloModule cached
+
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  unused = f32[8]{0} negate(x)
+  c = f32[] constant(2)
+  b = f32[8]{0}   broadcast(c), dimensions={}
+  m = f32[8]{0} multiply(x, b)
+  ROOT r = f32[8]{0} add(m, x)
+})";
+
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / ("anvil_cache_" + std::to_string(getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+    trace_ = dir_ + ".trace.json";
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    fs::remove(trace_);
+  }
+
+  // Creates a client on `cache_dir` (tracing to trace_), compiles `program`
+  // with `options`, runs it on 0..7, checks 3x, and destroys the client.
+  // Returns the number of cache hits its trace shows.
+  int CompileAndRun(const char* program, const char* options = nullptr, const std::string* cache_dir = nullptr) {
+    fs::remove(trace_);
+    anvil_client_options o{};
+    o.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+    o.load_all_plugins = 1;
+    o.trace_path = trace_.c_str();
+    o.cache_dir = cache_dir ? cache_dir->c_str() : dir_.c_str();
+    anvil_client* client = nullptr;
+    EXPECT_EQ(TakeMessage(anvil_client_create(&o, &client)), "");
+    if (!client) return -1;
+    RunOn(client, program, options);
+    EXPECT_EQ(TakeMessage(anvil_client_destroy(client)), "");
+    return anvil::testing::Count(anvil::testing::ReadTrace(trace_), "X", "compile", "cache hit");
+  }
+
+  static void RunOn(anvil_client* client, const char* program, const char* options) {
+    anvil_device* device = nullptr;
+    ASSERT_EQ(TakeMessage(anvil_client_device(client, 0, &device)), "");
+    anvil_compile_args args{};
+    args.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
+    args.device = device;
+    args.format = "hlo";
+    args.program = program;
+    args.program_size = std::char_traits<char>::length(program);
+    args.options = options;
+    anvil_executable* exe = nullptr;
+    ASSERT_EQ(TakeMessage(anvil_client_compile(client, &args, &exe)), "");
+    size_t params = 0;
+    ASSERT_EQ(TakeMessage(anvil_executable_parameter_count(exe, &params)), "");
+    ASSERT_EQ(params, 1u);
+    float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const int64_t dims[1] = {8};
+    anvil_buffer_from_host_args from{};
+    from.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+    from.device = device;
+    from.data = x;
+    from.element_type = ANVIL_F32;
+    from.dims = dims;
+    from.num_dims = 1;
+    anvil_buffer* in = nullptr;
+    ASSERT_EQ(TakeMessage(anvil_buffer_from_host(client, &from, &in, nullptr)), "");
+    anvil_execute_args run{};
+    run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
+    run.inputs = &in;
+    run.num_inputs = 1;
+    anvil_buffer* out = nullptr;
+    anvil_event* done = nullptr;
+    ASSERT_EQ(TakeMessage(anvil_executable_execute(exe, &run, &out, &done)), "");
+    ASSERT_EQ(TakeMessage(anvil_event_await(done)), "");
+    anvil_event_destroy(done);
+    float y[8] = {};
+    anvil_event* copied = nullptr;
+    ASSERT_EQ(TakeMessage(anvil_buffer_to_host(out, y, sizeof(y), &copied)), "");
+    ASSERT_EQ(TakeMessage(anvil_event_await(copied)), "");
+    anvil_event_destroy(copied);
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(y[k], 3.0f * k) << k;
+    for (anvil_buffer* b : {in, out}) EXPECT_EQ(TakeMessage(anvil_buffer_destroy(b)), "");
+    EXPECT_EQ(TakeMessage(anvil_executable_destroy(exe)), "");
+  }
+
+  std::vector<fs::path> Files(const std::string& extension) const {
+    std::vector<fs::path> found;
+    std::error_code error;
+    for (const auto& e : fs::directory_iterator(dir_, error)) {
+      if (e.path().extension() == extension) found.push_back(e.path());
+    }
+    return found;
+  }
+
+  std::string dir_, trace_;
+};
+
+TEST_F(CompileCacheTest, ASecondClientLoadsWhatTheFirstStored) {
+  EXPECT_EQ(CompileAndRun(kProgram), 0);
+  EXPECT_EQ(Files(".exe").size(), 1u);
+  EXPECT_EQ(Files(".ref").size(), 1u);
+  EXPECT_EQ(CompileAndRun(kProgram), 1);
+  EXPECT_EQ(Files(".exe").size(), 1u);
+}
+
+TEST_F(CompileCacheTest, AProgramWrittenAnotherWayIsFoundByItsCanonicalText) {
+  EXPECT_EQ(CompileAndRun(kProgram), 0);
+  EXPECT_EQ(CompileAndRun(kSameProgramRewritten), 1);
+  // One executable, reached from two programs.
+  EXPECT_EQ(Files(".exe").size(), 1u);
+  EXPECT_EQ(Files(".ref").size(), 2u);
+}
+
+TEST_F(CompileCacheTest, OtherCompileOptionsAreAnotherEntry) {
+  EXPECT_EQ(CompileAndRun(kProgram), 0);
+  EXPECT_EQ(CompileAndRun(kProgram, "some-option=1"), 0);
+  EXPECT_EQ(Files(".exe").size(), 2u);
+  EXPECT_EQ(CompileAndRun(kProgram, "some-option=1"), 1);
+}
+
+TEST_F(CompileCacheTest, TruncatedOrCorruptFilesAreCompiledAgainAndReplaced) {
+  EXPECT_EQ(CompileAndRun(kProgram), 0);
+  const fs::path entry = Files(".exe").at(0), reference = Files(".ref").at(0);
+  const auto size = fs::file_size(entry);
+  // Each damage in turn: the compile still runs right, and leaves a whole
+  // entry that the next client finds.
+  const std::vector<std::function<void()>> damages = {
+      [&] { fs::resize_file(entry, size / 2); },
+      [&] { fs::resize_file(entry, 0); },
+      [&] {
+        std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(size - 100));
+        f.put('\x5a');
+      },
+      [&] { fs::resize_file(reference, 10); },
+      [&] { std::ofstream(reference, std::ios::binary) << "not a reference file at all"; },
+  };
+  for (size_t k = 0; k < damages.size(); ++k) {
+    damages[k]();
+    // A damaged entry is compiled again; past a damaged reference the entry
+    // is still found, by the canonical text.
+    const bool entry_damaged = k < 3;
+    EXPECT_EQ(CompileAndRun(kProgram), entry_damaged ? 0 : 1) << "damage " << k;
+    EXPECT_EQ(CompileAndRun(kProgram), 1) << "damage " << k;
+  }
+}
+
+TEST_F(CompileCacheTest, ADirectoryThatCannotBeMadeOnlyCostsTheCache) {
+  // A regular file where the directory should be (root ignores permission
+  // bits, so a read-only directory would not fail here).
+  std::ofstream(dir_) << "a file";
+  const std::string inside = dir_ + "/cache";
+  EXPECT_EQ(CompileAndRun(kProgram, nullptr, &dir_), 0);
+  EXPECT_EQ(CompileAndRun(kProgram, nullptr, &inside), 0);
+  fs::remove(dir_);
+}
+
+TEST_F(CompileCacheTest, AFullDiskLeavesNoPartialFiles) {
+  // A file-size limit of 64 bytes fails the cache's writes as a full disk
+  // would (EFBIG instead of ENOSPC). It is set once the client exists and
+  // lifted before the client goes (and writes its trace).
+  anvil_client_options o{};
+  o.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+  o.load_all_plugins = 1;
+  o.cache_dir = dir_.c_str();
+  o.trace_path = "";
+  anvil_client* client = nullptr;
+  ASSERT_EQ(TakeMessage(anvil_client_create(&o, &client)), "");
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &ignore, &previous);
+  rlimit old_limit{};
+  getrlimit(RLIMIT_FSIZE, &old_limit);
+  rlimit small = old_limit;
+  small.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  RunOn(client, kProgram, nullptr);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  sigaction(SIGXFSZ, &previous, nullptr);
+  EXPECT_EQ(TakeMessage(anvil_client_destroy(client)), "");
+  for (const auto& e : fs::directory_iterator(dir_)) ADD_FAILURE() << "left behind: " << e.path();
+  EXPECT_EQ(CompileAndRun(kProgram), 0);  // now it is stored
+  EXPECT_EQ(CompileAndRun(kProgram), 1);
+}
+
+TEST_F(CompileCacheTest, ClientsCompilingOneProgramAtOnceAllGetItRight) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int k = 0; k < 5; ++k) {
+        anvil_client_options o{};
+        o.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+        o.load_all_plugins = 1;
+        o.cache_dir = dir_.c_str();
+        o.trace_path = "";  // not traced, even if ANVIL_TRACE is set
+        anvil_client* client = nullptr;
+        ASSERT_EQ(TakeMessage(anvil_client_create(&o, &client)), "");
+        RunOn(client, kProgram, nullptr);
+        EXPECT_EQ(TakeMessage(anvil_client_destroy(client)), "");
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(Files(".exe").size(), 1u);
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "left behind: " << e.path();
+  }
+  EXPECT_EQ(CompileAndRun(kProgram), 1);
+}
+
+}  // namespace
