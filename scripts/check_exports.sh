@@ -4,7 +4,7 @@
 # usage: check_exports.sh [--nm NM] LIBRARY (--header HEADER PREFIX | SYMBOL...)
 #   --header anvil.h anvil_   every `anvil_...(` the header declares
 set -euo pipefail
-nm=nm
+nm="nm"
 if [ "${1:-}" = --nm ]; then
   nm=$2
   shift 2
