@@ -24,8 +24,9 @@ class Backend {
 
 // The hlo/ reference evaluator.
 std::unique_ptr<Backend> MakeReferenceBackend();
-// The plugin `name` (found on ANVIL_PLUGIN_PATH or beside libanvil.so),
-// device 0, through the public C ABI only.
+// The plugin `name` (found on ANVIL_PLUGIN_PATH or beside libanvil.so), or
+// the plugin file `name` when it holds a '/', device 0, through the public
+// C ABI only.
 hlo::StatusOr<std::unique_ptr<Backend>> MakePluginBackend(const std::string& name);
 
 }  // namespace anvil::conformance

@@ -29,7 +29,9 @@ class PluginBackend : public Backend {
     ANVIL_RETURN_IF_ERROR(Take(anvil_client_create(&options, &backend->client_)));
     anvil_plugin_load_args load{};
     load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
-    load.name = plugin.c_str();
+    // A name is looked up on the search path; an argument with a '/' is the
+    // plugin's file (one built outside this tree, say).
+    (plugin.find('/') == std::string::npos ? load.name : load.path) = plugin.c_str();
     ANVIL_RETURN_IF_ERROR(Take(anvil_client_load_plugin(backend->client_, &load)));
     size_t devices = 0;
     ANVIL_RETURN_IF_ERROR(Take(anvil_client_device_count(backend->client_, &devices)));

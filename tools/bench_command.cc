@@ -29,8 +29,8 @@ int Fail(const std::string& message) {
 
 void PrintUsage(FILE* out) {
   std::fprintf(out,
-               "usage: anvil bench FILE [--plugin NAME] [--iterations N] [--warmup N] [--json FILE]\n"
-               "  --plugin NAME    the plugin to run on (default cpu)\n"
+               "usage: anvil bench FILE [--plugin NAME|FILE] [--iterations N] [--warmup N] [--json FILE]\n"
+               "  --plugin NAME    the plugin to run on (default cpu), or a plugin file's path\n"
                "  --iterations N   timed executions (default 10)\n"
                "  --warmup N       untimed executions first (default 1)\n"
                "  --json FILE      also write the numbers as a JSON object\n");

@@ -1,6 +1,7 @@
-// `anvil conformance --plugin NAME [--json FILE] [--report FILE] PATH...`:
-// runs the corpora's programs on a plugin (through the C ABI) or on the
-// reference evaluator (`--plugin reference`) and ends with
+// `anvil conformance --plugin NAME|PATH [--json FILE] [--report FILE] PATH...`:
+// runs the corpora's programs on a plugin (through the C ABI; by name, or a
+// plugin file's path when it holds a '/') or on the reference evaluator
+// (`--plugin reference`) and ends with
 // `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
 #include <cstdio>
 #include <cstdlib>
@@ -25,8 +26,10 @@ void Progress(const conformance::TestResult& r) {
 
 void Usage(FILE* out) {
   std::fprintf(out,
-               "usage: anvil conformance --plugin NAME|reference [--json FILE] [--report FILE]\n"
+               "usage: anvil conformance --plugin NAME|FILE|reference [--json FILE] [--report FILE]\n"
                "                         [--expected FILE] [--reference-plugin NAME] [-v] PATH...\n"
+               "  --plugin NAME|FILE  a plugin on the search path by name (cpu), or a plugin\n"
+               "                   library by path (anything with a '/': ./libanvil_plugin_x.so)\n"
                "  --expected FILE  the failures and skips that are known, one per line as\n"
                "                   PATH:FUNCTION<TAB>REASON; exit 0 when the run matches it\n"
                "                   exactly (no new failure, no stale entry)\n"

@@ -53,7 +53,9 @@ bool ProgramSession::Open(const std::string& plugin, const ClientSettings& setti
   if (!Check(anvil_client_create(&options, &client_))) return false;
   anvil_plugin_load_args load{};
   load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
-  load.name = plugin.c_str();
+  // A name is looked up on the search path; an argument with a '/' is the
+  // plugin's file.
+  (plugin.find('/') == std::string::npos ? load.name : load.path) = plugin.c_str();
   return Check(anvil_client_load_plugin(client_, &load)) && Check(anvil_client_device(client_, 0, &device_));
 }
 

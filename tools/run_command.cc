@@ -68,7 +68,7 @@ int RunCommand(int argc, char** argv) {
     else if (a == "--profile") profile = true;
     else if (a == "--trace" && k + 1 < argc) settings.trace_path = argv[++k];
     else if (a == "--help" || a == "-h") {
-      std::printf("usage: anvil run FILE [--plugin NAME] [--input NPY_OR_LITERAL]... [--random-inputs]\n"
+      std::printf("usage: anvil run FILE [--plugin NAME|FILE] [--input NPY_OR_LITERAL]... [--random-inputs]\n"
                   "                      [--output DIR] [--iterations N] [--profile] [--trace FILE.json]\n"
                   "  --profile   after each execution, the plugin's time per op kind and its 20 slowest\n"
                   "              steps with the instructions each fused step holds, on stderr (the CPU\n"
