@@ -7,12 +7,16 @@
 // any implementation must move at least once) per second, and, when it has
 // dots or convolutions, their flops per second. Rates are for comparing
 // with something measured in the same run (memcpy, a BLAS), not targets.
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -39,8 +43,11 @@ void PrintUsage(FILE* out) {
                "  --warmup N       untimed executions first (default 1)\n"
                "  --json FILE      also write the numbers as a JSON object\n"
                "  --trace FILE     write a Chrome trace of the whole run (as ANVIL_TRACE=FILE)\n"
-               "The compile is timed cold, into an empty temporary compile cache, then warm,\n"
-               "by a second client reading that cache (same process: its libraries are loaded).\n");
+               "  --compile-only   time the compiles and run nothing\n"
+               "  --cache-dir DIR  compile once, through the compile cache in DIR\n"
+               "Without --cache-dir the compile is timed cold, into an empty temporary compile\n"
+               "cache, then warm from it: in a new process (the cache's use), and in a second\n"
+               "client of this process (libraries loaded, their own caches warm).\n");
 }
 
 double Bytes(const std::vector<hlo::Shape>& shapes) {
@@ -65,11 +72,38 @@ std::string Json(const std::string& s) {
   return out + "\"";
 }
 
+// `anvil bench FILE --compile-only --cache-dir DIR` in a new process: the
+// compile time it reports, or -1.
+double CompileInNewProcess(const std::string& file, const std::string& plugin, const std::string& cache_dir) {
+  const std::string json = cache_dir + "/new-process.json";
+  std::vector<std::string> args = {"anvil", "bench", file, "--plugin", plugin, "--compile-only", "--cache-dir",
+                                   cache_dir, "--json", json};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  std::ifstream in(json);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"compile_ms\": ");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + 14);
+}
+
 }  // namespace
 
 int BenchCommand(int argc, char** argv) {
   std::string file, plugin = "cpu", json;
   ProgramSession::ClientSettings settings;
+  bool compile_only = false;
+  std::string cache_dir;
   int iterations = 10, warmup = 1;
   for (int k = 0; k < argc; ++k) {
     std::string a = argv[k];
@@ -78,6 +112,8 @@ int BenchCommand(int argc, char** argv) {
     else if (a == "--warmup" && k + 1 < argc) warmup = std::max(0, std::atoi(argv[++k]));
     else if (a == "--json" && k + 1 < argc) json = argv[++k];
     else if (a == "--trace" && k + 1 < argc) settings.trace_path = argv[++k];
+    else if (a == "--compile-only") compile_only = true;
+    else if (a == "--cache-dir" && k + 1 < argc) cache_dir = argv[++k];
     else if (a == "--help" || a == "-h") {
       PrintUsage(stdout);
       return 0;
@@ -99,29 +135,61 @@ int BenchCommand(int argc, char** argv) {
   const std::string text = hlo::Print(module);
   const double flops = hlo::MatrixFlops(module);
 
-  // A fresh cache directory: the first compile is cold whatever the
-  // environment's cache holds; the second client finds what it stored.
-  char cache_template[] = "/tmp/anvil-bench-cache-XXXXXX";
-  if (!mkdtemp(cache_template)) return Fail("cannot make a temporary compile cache directory");
-  settings.cache_dir = cache_template;
-  struct RemoveWhenDone {
-    std::string dir;
-    ~RemoveWhenDone() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } remove_cache{cache_template};
   ProgramSession session;
-  double compile_ms = 0, warm_compile_ms = -1;
-  if (!session.Open(plugin, settings) || !session.Compile(text, &compile_ms)) return Fail(session.error());
-  bool cached = false;
-  std::error_code ignored;
-  for (const auto& entry : std::filesystem::directory_iterator(cache_template, ignored)) {
-    cached |= entry.path().extension() == ".exe";
+  double compile_ms = 0, warm_ms = -1, warm_new_process_ms = -1;
+  if (!cache_dir.empty()) {
+    // The caller's cache: this compile is cold or warm as it finds it.
+    settings.cache_dir = cache_dir;
+    if (!session.Open(plugin, settings) || !session.Compile(text, &compile_ms)) return Fail(session.error());
+    std::printf("program: %s on %s\n", file.c_str(), plugin.c_str());
+    std::printf("compile: %.2f ms (compile cache %s)\n", compile_ms, cache_dir.c_str());
+  } else {
+    // A fresh cache directory: the first compile is cold whatever the
+    // environment's cache holds; then a second client of this process and a
+    // new process each compile again from what it stored.
+    char cache_template[] = "/tmp/anvil-bench-cache-XXXXXX";
+    if (!mkdtemp(cache_template)) return Fail("cannot make a temporary compile cache directory");
+    settings.cache_dir = cache_template;
+    struct RemoveWhenDone {
+      std::string dir;
+      ~RemoveWhenDone() {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+      }
+    } remove_cache{cache_template};
+    if (!session.Open(plugin, settings) || !session.Compile(text, &compile_ms)) return Fail(session.error());
+    bool cached = false;
+    std::error_code ignored;
+    for (const auto& entry : std::filesystem::directory_iterator(cache_template, ignored)) {
+      cached |= entry.path().extension() == ".exe";
+    }
+    if (cached) {
+      ProgramSession warm;
+      if (!warm.Open(plugin, settings) || !warm.Compile(text, &warm_ms)) return Fail(warm.error());
+      warm_new_process_ms = CompileInNewProcess(file, plugin, cache_template);
+    }
+    std::printf("program: %s on %s\n", file.c_str(), plugin.c_str());
+    if (!cached) {
+      std::printf("compile: cold %.1f ms (the plugin does not serialise executables: no warm compile)\n", compile_ms);
+    } else {
+      std::printf("compile: cold %.1f ms; from the compile cache %.2f ms in a new process (%.1fx), %.2f ms in a "
+                  "second client of this process (%.1fx)\n",
+                  compile_ms, warm_new_process_ms, compile_ms / std::max(warm_new_process_ms, 1e-6), warm_ms,
+                  compile_ms / std::max(warm_ms, 1e-6));
+    }
   }
-  if (cached) {
-    ProgramSession warm;
-    if (!warm.Open(plugin, settings) || !warm.Compile(text, &warm_compile_ms)) return Fail(warm.error());
+  std::fflush(stdout);
+  auto json_number = [](double ms) { return ms >= 0 ? std::to_string(ms) : std::string("null"); };
+  const std::string warm_json = json_number(warm_new_process_ms) + ", \"warm_compile_same_process_ms\": " +
+                                json_number(warm_ms);
+  if (compile_only) {
+    if (!json.empty()) {
+      std::ofstream out(json);
+      out << "{\"program\": " << Json(file) << ", \"plugin\": " << Json(plugin) << ", \"compile_ms\": " << compile_ms
+          << ", \"warm_compile_ms\": " << warm_json << "}\n";
+      if (!out) return Fail("cannot write " + json);
+    }
+    return 0;
   }
   std::vector<hlo::Literal> args;
   for (size_t p = 0; p < session.parameters().size(); ++p) {
@@ -142,13 +210,6 @@ int BenchCommand(int argc, char** argv) {
   const double gbps = bytes / (median_ms * 1e-3) / 1e9;
   const double gflops = flops / (median_ms * 1e-3) / 1e9;
 
-  std::printf("program: %s on %s\n", file.c_str(), plugin.c_str());
-  if (warm_compile_ms >= 0) {
-    std::printf("compile: cold %.1f ms, warm %.2f ms from the compile cache (%.1fx)\n", compile_ms, warm_compile_ms,
-                compile_ms / std::max(warm_compile_ms, 1e-6));
-  } else {
-    std::printf("compile: cold %.1f ms (the plugin does not serialise executables: no warm compile)\n", compile_ms);
-  }
   std::printf("execute: min %.3f ms, median %.3f ms, max %.3f ms (%d timed after %d warm-up)\n", min_ms, median_ms,
               max_ms, iterations, warmup);
   std::printf("arguments and results: %.1f MB, %.2f GB/s at the median\n", bytes / 1e6, gbps);
@@ -156,7 +217,7 @@ int BenchCommand(int argc, char** argv) {
   if (!json.empty()) {
     std::ofstream out(json);
     out << "{\"program\": " << Json(file) << ", \"plugin\": " << Json(plugin) << ", \"compile_ms\": " << compile_ms
-        << ", \"warm_compile_ms\": " << (warm_compile_ms >= 0 ? std::to_string(warm_compile_ms) : "null")
+        << ", \"warm_compile_ms\": " << warm_json
         << ", \"iterations\": " << iterations << ", \"warmup\": " << warmup << ", \"execute_ms\": {\"min\": " << min_ms
         << ", \"median\": " << median_ms << ", \"max\": " << max_ms << "}, \"bytes\": " << bytes
         << ", \"gb_per_s\": " << gbps << ", \"flops\": " << flops << ", \"gflop_per_s\": " << (flops > 0 ? gflops : 0)

@@ -87,8 +87,9 @@ bool Device::AddPipeline(const std::string& key, const std::vector<uint32_t>& wo
     why = "creating a compute pipeline: " + ResultName(r);
     return false;
   }
+  p.words = words;
   std::lock_guard<std::mutex> lock(pipelines_mutex_);
-  auto [at, inserted] = pipelines_.emplace(key, p);
+  auto [at, inserted] = pipelines_.emplace(key, std::move(p));
   if (!inserted) {  // another thread made the same kernel meanwhile
     api.vkDestroyPipeline(device, p.pipeline, nullptr);
     api.vkDestroyPipelineLayout(device, p.layout, nullptr);

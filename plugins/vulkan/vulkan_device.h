@@ -28,6 +28,7 @@ struct Buffer {
 // A compute pipeline whose only layout is 8 bytes of push constants (the
 // address of the kernel's address table).
 struct Pipeline {
+  std::vector<uint32_t> words;  // its SPIR-V, kept for serialised executables
   VkShaderModule shader = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;

@@ -1,5 +1,7 @@
 #include "plugins/vulkan/vulkan_executable.h"
 
+#include <unordered_set>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -43,7 +45,8 @@ hlo::Status NotYet(const Instruction& i, const std::string& why) {
 // Turns the kernel plan into pipelines, locations and operations.
 class ProgramBuilder {
  public:
-  ProgramBuilder(Executable& exe, const hlo::ProgramPlan& plan) : exe_(exe), plan_(plan) {
+  ProgramBuilder(Executable& exe, const hlo::ProgramPlan& plan, const KnownSpirv* known)
+      : exe_(exe), plan_(plan), known_(known) {
     options_.features = exe.device_.features;
     options_.workgroup_size = exe.device_.workgroup_size;
     chunk_limit_ = std::max<uint64_t>(exe.device_.max_allocation, 1 << 20);
@@ -129,12 +132,14 @@ class ProgramBuilder {
     exe_.tables_.push_back(table);
     for (size_t p = 0; p < shaders.passes.size(); ++p) {
       const ShaderPass& pass = shaders.passes[p];
+      const std::string key = GlslKey(pass.glsl);
       const Pipeline* pipeline = exe_.device_.FindPipeline(pass.glsl);
       if (!pipeline) {
-        ANVIL_ASSIGN_OR_RETURN(std::vector<uint32_t> words, CompileGlsl(pass.glsl, spec.root->name));
+        ANVIL_ASSIGN_OR_RETURN(std::vector<uint32_t> words, KernelSpirv(key, pass.glsl, spec.root->name));
         std::string why;
         if (!exe_.device_.AddPipeline(pass.glsl, words, &pipeline, why)) return hlo::Internal(why);
       }
+      if (recorded_.insert(key).second) exe_.spirv_.emplace_back(key, pipeline->words);
       Op op;
       op.kind = Op::Kind::kDispatch;
       op.pipeline = pipeline;
@@ -147,6 +152,17 @@ class ProgramBuilder {
     }
     ++exe_.kernel_count_;
     return hlo::OkStatus();
+  }
+
+  // The kernel's SPIR-V from the serialised executable being loaded, if it
+  // is there and valid; compiled from its GLSL otherwise.
+  hlo::StatusOr<std::vector<uint32_t>> KernelSpirv(const std::string& key, const std::string& glsl,
+                                                   const std::string& name) {
+    if (known_) {
+      auto found = known_->find(key);
+      if (found != known_->end() && ValidateSpirv(found->second).ok()) return found->second;
+    }
+    return CompileGlsl(glsl, name);
   }
 
   hlo::Status Computation(const hlo::Computation& c, const std::vector<std::vector<Loc>>& params, std::vector<Op>& ops,
@@ -280,6 +296,8 @@ class ProgramBuilder {
 
   Executable& exe_;
   const hlo::ProgramPlan& plan_;
+  const KnownSpirv* known_;
+  std::unordered_set<std::string> recorded_;  // keys already in exe_.spirv_
   KernelOptions options_;
   uint64_t chunk_limit_ = 0;
   size_t slots_ = 0;
@@ -287,7 +305,7 @@ class ProgramBuilder {
 };
 
 hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, size_t device_index,
-                                                               std::string_view hlo_text) {
+                                                               std::string_view hlo_text, const KnownSpirv* known) {
   auto module = hlo::ParseHloModule(hlo_text, {"canonical", 1});
   if (!module.ok()) return module.status();
   // Ops the plan has no kernels for, in terms of ones it has.
@@ -295,13 +313,16 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
   ANVIL_RETURN_IF_ERROR(hlo::ExpandScans(**module));
   ANVIL_ASSIGN_OR_RETURN(hlo::ProgramPlan plan, hlo::PlanKernels(**module));
   std::unique_ptr<Executable> exe(new Executable(device, device_index));
-  ProgramBuilder builder(*exe, plan);
+  ProgramBuilder builder(*exe, plan, known);
   ANVIL_RETURN_IF_ERROR(builder.Build(**module));
+  exe->canonical_text_ = std::string(hlo_text);
   const std::string validation = Validation().Take();
   if (!validation.empty()) return hlo::Internal("the Vulkan validation layer reports: " + validation);
   return exe;
 }
 
 Executable::~Executable() { device_.DestroyBuffer(constants_); }
+
+std::string Executable::Serialize() const { return WriteSerialized(canonical_text_, spirv_); }
 
 }  // namespace anvil::vulkan

@@ -12,6 +12,7 @@
 #include "hlo/ir.h"
 #include "hlo/status.h"
 #include "plugins/vulkan/vulkan_device.h"
+#include "plugins/vulkan/vulkan_serialized.h"
 
 namespace anvil::vulkan {
 
@@ -43,8 +44,13 @@ struct Op {
 
 class Executable {
  public:
+  // `known` (from a serialised executable) gives kernels' SPIR-V by their
+  // GLSL's key; a kernel found there is not compiled again.
   static hlo::StatusOr<std::unique_ptr<Executable>> Compile(Device& device, size_t device_index,
-                                                            std::string_view hlo_text);
+                                                            std::string_view hlo_text,
+                                                            const KnownSpirv* known = nullptr);
+  // The canonical text and every kernel's SPIR-V (vulkan_serialized.h).
+  std::string Serialize() const;
   ~Executable();
 
   Device& device() { return device_; }
@@ -73,6 +79,9 @@ class Executable {
   std::vector<Op> ops_;
   std::vector<Loc> outputs_;
   size_t kernel_count_ = 0;
+  std::string canonical_text_;
+  // Each distinct kernel's GLSL key and SPIR-V, in first-use order.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> spirv_;
 };
 
 }  // namespace anvil::vulkan

@@ -141,6 +141,31 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const 
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
 
+anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
+  const std::string bytes = reinterpret_cast<Executable*>(executable)->Serialize();
+  char* copy = new char[bytes.size()];
+  std::memcpy(copy, bytes.data(), bytes.size());
+  *out = copy;
+  *size = bytes.size();
+  return nullptr;
+}
+
+void SerializedFree(void* bytes) { delete[] static_cast<char*>(bytes); }
+
+// The plan is made again from the text; the kernels' SPIR-V (validated
+// again) comes from the bytes, so nothing is compiled from GLSL.
+anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, const void* bytes, size_t size,
+                                anvil_plugin_executable** out) {
+  if (auto* e = CheckDevice(context, device)) return e;
+  auto serialized = anvil::vulkan::ReadSerialized(std::string_view(static_cast<const char*>(bytes), size));
+  if (!serialized.ok()) return FromStatus(serialized.status());
+  auto exe = Executable::Compile(context->instance.device(device), device, serialized->canonical_text,
+                                 &serialized->spirv);
+  if (!exe.ok()) return FromStatus(exe.status());
+  *out = reinterpret_cast<anvil_plugin_executable*>(std::move(exe).value().release());
+  return nullptr;
+}
+
 anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
                             anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
@@ -190,6 +215,9 @@ anvil_plugin_api MakeApi() {
   api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
   api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
   api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
+  api.executable_serialize = ANVIL_GUARDED(executable_serialize, Serialize);
+  api.serialized_free = ANVIL_GUARDED(serialized_free, SerializedFree);
+  api.executable_deserialize = ANVIL_GUARDED(executable_deserialize, Deserialize);
   return api;
 }
 
