@@ -29,13 +29,13 @@ struct Frame {
   std::vector<void*> parameters;
   std::vector<void*> outputs;
   char* scratch = nullptr;
-  const std::vector<hlo::Literal>* constants = nullptr;
+  const std::vector<const hlo::Literal*>* constants = nullptr;
   const Parallel* parallel = nullptr;
 
   void* At(const Slot& s) const {
     switch (s.kind) {
       case Slot::Kind::kParameter: return parameters[s.index];
-      case Slot::Kind::kConstant: return const_cast<uint8_t*>((*constants)[s.index].data().data());
+      case Slot::Kind::kConstant: return const_cast<uint8_t*>((*constants)[s.index]->data().data());
       case Slot::Kind::kScratch: return scratch + s.offset;
       case Slot::Kind::kOutput: return outputs[s.index];
     }
@@ -58,7 +58,9 @@ struct Step {
 };
 
 struct Plan {
-  std::vector<hlo::Literal> constants;
+  // The module's own literals: the executable keeps the module, so they
+  // outlive the plan, and are never copied.
+  std::vector<const hlo::Literal*> constants;
   std::vector<Value> values;
   std::vector<Step> steps;
   std::vector<int> outputs;            // values copied to the outputs at the end (or already there)

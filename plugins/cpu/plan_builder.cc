@@ -287,7 +287,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         value.shape = i.shape;
         value.slot.kind = Slot::Kind::kConstant;
         value.slot.index = static_cast<int64_t>(plan_->constants.size());
-        plan_->constants.push_back(*i.literal);
+        plan_->constants.push_back(&*i.literal);
         plan_->values.push_back(value);
         buffer_of_.push_back(-1);
         v = static_cast<int>(plan_->values.size()) - 1;
