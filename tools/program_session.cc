@@ -1,5 +1,6 @@
 #include "tools/program_session.h"
 
+#include <cstdlib>
 #include <chrono>
 
 namespace anvil::tools {
@@ -42,6 +43,13 @@ bool ProgramSession::Check(anvil_status* status) {
 void ProgramSession::ReleaseOutputs() {
   for (anvil_buffer* b : outputs_) anvil_status_free(anvil_buffer_destroy(b));
   outputs_.assign(outputs_.size(), nullptr);
+}
+
+std::string ProgramSession::DefaultCacheDir() {
+  if (std::getenv("ANVIL_CACHE_DIR")) return "";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/anvil";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/anvil";
+  return "";
 }
 
 bool ProgramSession::Open(const std::string& plugin, const ClientSettings& settings) {

@@ -28,6 +28,11 @@ class ProgramSession {
     std::string cache_dir;
   };
   bool Open(const std::string& plugin, const ClientSettings& settings = {});
+  // The compile cache `anvil run` uses unless told otherwise:
+  // $XDG_CACHE_HOME/anvil (else ~/.cache/anvil); "" when ANVIL_CACHE_DIR is
+  // set (the client then reads it; set it empty to turn the cache off) or
+  // there is no home.
+  static std::string DefaultCacheDir();
   // Compiles HLO text; `compile_ms` is the wall time of anvil_client_compile.
   bool Compile(const std::string& hlo_text, double* compile_ms);
   // Uploads one argument per parameter (shapes from parameters()).

@@ -57,6 +57,7 @@ int RunCommand(int argc, char** argv) {
   std::vector<std::string> inputs;
   bool random_inputs = false, profile = false;
   ProgramSession::ClientSettings settings;
+  bool no_cache = false;
   int iterations = 1;
   for (int k = 0; k < argc; ++k) {
     std::string a = argv[k];
@@ -67,6 +68,7 @@ int RunCommand(int argc, char** argv) {
     else if (a == "--iterations" && k + 1 < argc) iterations = std::max(1, std::atoi(argv[++k]));
     else if (a == "--profile") profile = true;
     else if (a == "--trace" && k + 1 < argc) settings.trace_path = argv[++k];
+    else if (a == "--no-cache") no_cache = true;
     else if (a == "--help" || a == "-h") {
       std::printf("usage: anvil run FILE [--plugin NAME|FILE] [--input NPY_OR_LITERAL]... [--random-inputs]\n"
                   "                      [--output DIR] [--iterations N] [--profile] [--trace FILE.json]\n"
@@ -74,7 +76,9 @@ int RunCommand(int argc, char** argv) {
                   "              steps with the instructions each fused step holds, on stderr (the CPU\n"
                   "              plugin; the same as ANVIL_CPU_PROFILE=1)\n"
                   "  --trace F   write a Chrome trace (Perfetto, chrome://tracing) of compilation,\n"
-                  "              transfers, executions and kernels to F (the same as ANVIL_TRACE=F)\n");
+                  "              transfers, executions and kernels to F (the same as ANVIL_TRACE=F)\n"
+                  "  --no-cache  compile without the compile cache, which is $ANVIL_CACHE_DIR when set\n"
+                  "              (empty: none), else $XDG_CACHE_HOME/anvil or ~/.cache/anvil\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return Fail("unknown option '" + a + "'");
@@ -94,6 +98,8 @@ int RunCommand(int argc, char** argv) {
   if (profile) setenv("ANVIL_CPU_PROFILE", "1", 1);
   ProgramSession session;
   double compile_ms = 0;
+  if (!no_cache) settings.cache_dir = ProgramSession::DefaultCacheDir();
+  if (no_cache) setenv("ANVIL_CACHE_DIR", "", 1);  // and not the environment's either
   if (!session.Open(plugin, settings) || !session.Compile(text, &compile_ms)) return Fail(session.error());
   std::vector<hlo::Literal> args;
   for (size_t p = 0; p < session.parameters().size(); ++p) {
