@@ -71,7 +71,7 @@ int RunCommand(int argc, char** argv) {
     else if (a == "--no-cache") no_cache = true;
     else if (a == "--help" || a == "-h") {
       std::printf("usage: anvil run FILE [--plugin NAME|FILE] [--input NPY_OR_LITERAL]... [--random-inputs]\n"
-                  "                      [--output DIR] [--iterations N] [--profile] [--trace FILE.json]\n"
+                  "                      [--output DIR] [--iterations N] [--profile] [--trace FILE.json] [--no-cache]\n"
                   "  --profile   after each execution, the plugin's time per op kind and its 20 slowest\n"
                   "              steps with the instructions each fused step holds, on stderr (the CPU\n"
                   "              plugin; the same as ANVIL_CPU_PROFILE=1)\n"
