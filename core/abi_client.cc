@@ -46,7 +46,9 @@ std::vector<std::string> SearchPath(const char* explicit_path) {
   if (const char* env = std::getenv("ANVIL_PLUGIN_PATH")) dirs = SplitPath(env);
   boost::dll::fs::error_code error;
   auto self = boost::dll::this_line_location(error);
-  if (!error) dirs.push_back((self.parent_path() / "anvil_plugins").string());
+  // Normalised, so an installed tool reached through bin/../lib reports
+  // P/lib/anvil_plugins, not P/bin/../lib/anvil_plugins.
+  if (!error) dirs.push_back((self.parent_path() / "anvil_plugins").lexically_normal().string());
   return dirs;
 }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
+import sysconfig
 
 PLATFORM = "anvil"
 LIBRARY = "libanvil_pjrt.so"
@@ -35,10 +36,13 @@ def candidate_paths() -> list[pathlib.Path]:
     build_dir = os.environ.get("ANVIL_BUILD_DIR", "build")
     paths.append((checkout / build_dir / "pjrt" / LIBRARY) if not os.path.isabs(build_dir)
                  else pathlib.Path(build_dir) / "pjrt" / LIBRARY)
+    # CMake's GNUInstallDirs puts libraries in lib/, lib64/ or, for the
+    # prefix /usr on Debian, lib/<multiarch triplet>/.
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    libdirs = ["lib", "lib64"] + ([f"lib/{multiarch}"] if multiarch else [])
     prefix = os.environ.get("ANVIL_PREFIX")
-    if prefix:
-        paths.append(pathlib.Path(prefix) / "lib" / LIBRARY)
-    paths.append(pathlib.Path(sys.prefix) / "lib" / LIBRARY)
+    for root in ([pathlib.Path(prefix)] if prefix else []) + [pathlib.Path(sys.prefix)]:
+        paths.extend(root / libdir / LIBRARY for libdir in libdirs)
     return paths
 
 

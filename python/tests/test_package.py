@@ -22,6 +22,19 @@ def test_missing_library_names_every_place_tried(monkeypatch, tmp_path):
     assert "ANVIL_PJRT_LIBRARY" in message
 
 
+@pytest.mark.parametrize("libdir", ["lib", "lib64", "lib/x86_64-linux-gnu"])
+def test_an_installed_prefix_is_found_in_each_libdir_layout(monkeypatch, tmp_path, libdir):
+    monkeypatch.delenv("ANVIL_PJRT_LIBRARY", raising=False)
+    monkeypatch.setenv("ANVIL_BUILD_DIR", str(tmp_path / "no-build"))
+    monkeypatch.setenv("ANVIL_PREFIX", str(tmp_path / "prefix"))
+    monkeypatch.setattr(anvil_jax.sysconfig, "get_config_var",
+                        lambda name: "x86_64-linux-gnu" if name == "MULTIARCH" else None)
+    installed = tmp_path / "prefix" / libdir / "libanvil_pjrt.so"
+    installed.parent.mkdir(parents=True)
+    installed.write_bytes(b"")
+    assert anvil_jax.library_path() == str(installed)
+
+
 def test_the_supported_jaxlib_is_the_installed_one():
     import jaxlib.version
 
