@@ -61,7 +61,7 @@ std::string WriteSerialized(const std::string& canonical_text,
     Put<uint64_t>(out, key.size());
     out += key;
     Put<uint64_t>(out, words.size());
-    out.append(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint32_t));
+    if (!words.empty()) out.append(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint32_t));
   }
   return out;
 }
@@ -87,7 +87,7 @@ hlo::StatusOr<SerializedExecutable> ReadSerialized(std::string_view bytes) {
     r.GetBytes(word_count * sizeof(uint32_t), &words);
     std::vector<uint32_t>& out = e.spirv[key];
     out.resize(word_count);
-    std::memcpy(out.data(), words.data(), words.size());
+    if (!words.empty()) std::memcpy(out.data(), words.data(), words.size());
   }
   if (!r.done()) return bad("bytes after the last kernel");
   return e;
