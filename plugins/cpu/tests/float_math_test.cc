@@ -1,7 +1,8 @@
-// The CPU plugin's f32 exp, logistic and tanh (computed in double from one
-// polynomial exp, float_functions.h) through the C ABI: within one ulp of
-// the value rounded from double over a dense sweep, and exact on the
-// special values (signed zeros, tiny values, saturation, overflow,
+// The CPU plugin's f32 exp and tanh (single-precision polynomials) and
+// logistic (from an exp in double), float_functions.h, through the C ABI:
+// within one ulp of the value rounded from double over a dense sweep (the
+// exp and tanh polynomials were also checked on every float), and exact on
+// the special values (signed zeros, tiny values, saturation, overflow,
 // underflow to zero, infinities, NaN).
 #include <gtest/gtest.h>
 
