@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -29,6 +30,32 @@ bool IsScalarSplat(const Instruction& i) {
   return i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kF32) && i.operands.size() == 1 &&
          IsArrayOf(i.operands[0]->shape, ElementType::kF32) && i.operands[0]->shape.rank() == 0;
 }
+
+std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
+  if (IsScalarSplat(i)) return BroadcastRun{1, 1};
+  if (i.opcode != Opcode::kBroadcast || !IsArrayOf(i.shape, ElementType::kF32) || i.operands.size() != 1) {
+    return std::nullopt;
+  }
+  const hlo::Shape& from = i.operands[0]->shape;
+  if (!IsArrayOf(from, ElementType::kF32) || !from.HasDefaultLayout() || !i.shape.HasDefaultLayout()) {
+    return std::nullopt;
+  }
+  auto dims = hlo::IntListAttribute(i, "dimensions");
+  if (!dims.ok() || dims->size() != static_cast<size_t>(from.rank()) || dims->empty()) return std::nullopt;
+  const int64_t first = (*dims)[0];
+  BroadcastRun run{1, 1};
+  for (size_t k = 0; k < dims->size(); ++k) {
+    const int64_t d = (*dims)[k];
+    if (d != first + static_cast<int64_t>(k) || d >= i.shape.rank() || i.shape.dims()[d] != from.dims()[k]) {
+      return std::nullopt;
+    }
+    run.size *= from.dims()[k];
+  }
+  for (int64_t d = first + static_cast<int64_t>(dims->size()); d < i.shape.rank(); ++d) run.inner *= i.shape.dims()[d];
+  return run;
+}
+
+bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
 bool IsLoopOp(const Instruction& i) {
   constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred;
@@ -81,18 +108,52 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   };
   for (size_t k = instructions.size(); k-- > 0;) {
     const Instruction* root = instructions[k].get();
-    if (!IsLoopOp(*root) || fused_into_user(root)) continue;
+    if (!IsLoopOp(*root) || fused_into_user(root) || plan.group_of[k] >= 0) continue;
     FusionGroup group;
     std::set<const Instruction*> in_group;
     std::function<void(const Instruction*)> collect = [&](const Instruction* i) {
       if (!in_group.insert(i).second) return;
       group.members.push_back(i);
-      if (IsScalarSplat(*i)) return;
+      if (IsFusedBroadcast(*i)) return;
       for (const Instruction* o : i->operands) {
-        if (fused_into_user(o) || IsScalarSplat(*o)) collect(o);
+        if (fused_into_user(o) || IsFusedBroadcast(*o)) collect(o);
       }
     };
     collect(root);
+    // Then the group grows into a DAG: a loop op every user of which is in
+    // the group (GELU's x, read by four of its ops) is computed once, into
+    // a register, rather than stored and read back. Kept only if the
+    // registers still suffice.
+    const FusionGroup tree = group;
+    const std::set<const Instruction*> tree_members = in_group;
+    auto joins = [&](const Instruction* o) {
+      if (in_group.count(o) || stored.count(o) || o == computation.root || !IsLoopOp(*o) ||
+          plan.group_of[index[o]] >= 0 || o->shape.ElementCount() != root->shape.ElementCount()) {
+        return false;
+      }
+      const auto& u = users[o];
+      return !u.empty() && std::all_of(u.begin(), u.end(), [&](const Instruction* user) { return in_group.count(user) > 0; });
+    };
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t m = 0; m < group.members.size(); ++m) {
+        if (IsFusedBroadcast(*group.members[m])) continue;
+        for (const Instruction* o : group.members[m]->operands) {
+          if (joins(o)) {
+            collect(o);
+            grew = true;
+          }
+        }
+      }
+    }
+    if (group.members.size() > tree.members.size()) {
+      std::vector<const Instruction*> sorted = group.members;
+      std::sort(sorted.begin(), sorted.end(), [&](const Instruction* a, const Instruction* b) { return index[a] < index[b]; });
+      if (FusedRegistersNeeded(sorted) > kMaxFusedRegisters) {
+        group = tree;
+        in_group = tree_members;
+      }
+    }
     if (group.members.size() < 2) continue;  // nothing to fuse: the one-op kernel does
     std::sort(group.members.begin(), group.members.end(),
               [&](const Instruction* a, const Instruction* b) { return index[a] < index[b]; });
@@ -108,14 +169,14 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     if (FusedRegistersNeeded(group.members) > kMaxFusedRegisters) continue;
     const int g = static_cast<int>(plan.groups.size());
     for (const Instruction* m : group.members) {
-      if (!IsScalarSplat(*m)) plan.group_of[index[m]] = g;
+      if (!IsFusedBroadcast(*m)) plan.group_of[index[m]] = g;
     }
     plan.groups.push_back(std::move(group));
   }
-  // A scalar broadcast is stored only when something outside a group reads it.
+  // A fused broadcast is stored only when something outside a group reads it.
   for (size_t k = 0; k < instructions.size(); ++k) {
     const Instruction* i = instructions[k].get();
-    if (!IsScalarSplat(*i) || stored.count(i) || i == computation.root) continue;
+    if (!IsFusedBroadcast(*i) || stored.count(i) || i == computation.root) continue;
     const auto& u = users[i];
     plan.inlined_everywhere[k] =
         !u.empty() && std::all_of(u.begin(), u.end(), [&](const Instruction* user) { return plan.group_of[index[user]] >= 0; });

@@ -5,13 +5,17 @@
 // and/or/xor/not of preds, clamp of f32 (its bounds may be scalars). A loop
 // op whose value has one user, that user a loop op of the same element
 // count, and which is not an output, is computed inside its user's loop,
-// tile by tile, instead of being stored and read back. A broadcast of an f32
-// scalar costs nothing to recompute, so it is inlined into every loop op
-// that reads it, and stored only if something else reads it too. Each
-// maximal tree of fused ops is a group, run by one kernel rooted at the
-// instruction whose value is stored.
+// tile by tile, instead of being stored and read back; so is a loop op all
+// of whose users are in one group (the group is then a DAG, the value kept
+// in a register). A broadcast of an f32 scalar, or of a row-major vector
+// along a run of dimensions (a bias), costs next to nothing to recompute,
+// so it is inlined into every loop op that reads it, and stored only if
+// something else reads it too. Each group is run by one kernel rooted at
+// the instruction whose value is stored.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hlo/ir.h"
@@ -20,7 +24,7 @@ namespace anvil::cpu {
 
 struct FusionGroup {
   // The group's instructions in definition order; the root (stored) last.
-  // A scalar broadcast may be a member of several groups.
+  // A fused broadcast may be a member of several groups.
   std::vector<const hlo::Instruction*> members;
   // Values the group reads from memory, in first-read order.
   std::vector<const hlo::Instruction*> inputs;
@@ -29,9 +33,9 @@ struct FusionGroup {
 struct FusionPlan {
   std::vector<FusionGroup> groups;
   // For each instruction of the computation, by its index there: the group
-  // it belongs to, or -1 (scalar broadcasts are never a group's own).
+  // it belongs to, or -1 (fused broadcasts are never a group's own).
   std::vector<int> group_of;
-  // Scalar broadcasts every reader of which inlines them: never stored.
+  // Fused broadcasts every reader of which inlines them: never stored.
   std::vector<bool> inlined_everywhere;
   bool IsRoot(size_t index, const hlo::Instruction* i) const {
     return group_of[index] >= 0 && groups[group_of[index]].members.back() == i;
@@ -45,6 +49,17 @@ struct FusionPlan {
 // Whether `i` is a loop op (see above) or a scalar broadcast.
 bool IsLoopOp(const hlo::Instruction& i);
 bool IsScalarSplat(const hlo::Instruction& i);
+
+// A broadcast the fused loop computes from its operand by index: element e
+// of the result is element (e / inner) % size of the operand. That holds for
+// a scalar (size 1) and for an f32 operand whose dimensions are a run of
+// consecutive result dimensions (a bias row, a per-channel vector), both
+// row-major.
+struct BroadcastRun {
+  int64_t inner = 1, size = 1;
+};
+std::optional<BroadcastRun> FusedBroadcastRun(const hlo::Instruction& i);
+bool IsFusedBroadcast(const hlo::Instruction& i);
 
 // The groups of `computation`; `outputs` are the instructions whose values
 // leave it (the root's leaves), which are always stored.

@@ -1,7 +1,12 @@
 #include "plugins/cpu/kernels_fused.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <unordered_map>
 
@@ -102,11 +107,61 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
 // output when `out` is -1 (the root). A splat fills its register with an
 // f32 scalar input.
 struct FusedOp {
-  TileFn fn = nullptr;  // nullptr: a splat
+  TileFn fn = nullptr;  // nullptr: a broadcast of input `a` (a splat when size is 1)
   int a = 0, b = 0, c = 0;
   bool has_b = false, has_c = false;
   int out = -1;
+  BroadcastRun broadcast;
 };
+
+// Elements [t, t + n) of a broadcast whose element e is from[(e / inner) % size].
+void BroadcastTile(const float* from, const BroadcastRun& run, int64_t t, float* to, int64_t n) {
+  if (run.size == 1) {
+    std::fill_n(to, n, from[0]);
+    return;
+  }
+  int64_t at = (t / run.inner) % run.size;
+  if (run.inner == 1) {  // runs of the operand, copied whole
+    for (int64_t k = 0; k < n;) {
+      const int64_t m = std::min(n - k, run.size - at);
+      std::copy_n(from + at, m, to + k);
+      k += m;
+      at = 0;
+    }
+    return;
+  }
+  int64_t left = run.inner - t % run.inner;  // elements before `at` moves on
+  for (int64_t k = 0; k < n;) {
+    const int64_t m = std::min(n - k, left);
+    std::fill_n(to + k, m, from[at]);
+    k += m;
+    left = run.inner;
+    if (++at == run.size) at = 0;
+  }
+}
+
+// A group whose f32 result is at least this large streams it to memory
+// with non-temporal stores: it cannot stay in the caches for its consumer
+// anyway, and a plain store first reads every line it writes (a fifth of
+// an elementwise chain's memory traffic for three inputs).
+constexpr int64_t kStreamedResultBytes = int64_t{8} << 20;
+
+// Copies a tile to memory with non-temporal stores (16 bytes at a time, which
+// every x86-64 has); the caller fences before its work is seen as done.
+void StreamTile(const float* from, float* to, int64_t n) {
+  int64_t k = 0;
+#if defined(__SSE2__)
+  for (; k < n && reinterpret_cast<uintptr_t>(to + k) % 16 != 0; ++k) to[k] = from[k];
+  for (; k + 4 <= n; k += 4) _mm_stream_ps(to + k, _mm_load_ps(from + k));
+#endif
+  for (; k < n; ++k) to[k] = from[k];
+}
+
+void FenceStreamedStores() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 }  // namespace
 
@@ -130,8 +185,9 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
     const Instruction& m = *members[k];
     FusedOp op;
     op.out = k + 1 == members.size() ? -1 : allocation.register_of.at(&m);
-    if (IsScalarSplat(m)) {
+    if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
+      op.broadcast = *run;
       ops.push_back(op);
       continue;
     }
@@ -155,7 +211,12 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
     // place: a select's three scalars (one of them pred) are no bounds.
     input_scalar.push_back(i->shape.rank() == 0 && members.back()->shape.rank() > 0);
   }
-  return [ops, input_slots, input_size, input_scalar, result_size, out, n](const Frame& frame) {
+  // The root computes into a spare register, then streams (needs one).
+  const int staging = result_size == 4 && n * result_size >= kStreamedResultBytes &&
+                              allocation.peak < kMaxFusedRegisters
+                          ? allocation.peak
+                          : -1;
+  return [ops, input_slots, input_size, input_scalar, result_size, out, n, staging](const Frame& frame) {
     std::vector<const char*> in(input_slots.size());
     for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<const char*>(frame.At(input_slots[k]));
     char* result = static_cast<char*>(frame.At(out));
@@ -176,9 +237,11 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
           return tile;
         };
         for (const FusedOp& op : ops) {
-          void* dst = op.out >= 0 ? static_cast<void*>(registers[op.out]) : static_cast<void*>(result + t * result_size);
+          void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
+                      : staging >= 0 ? static_cast<void*>(registers[staging])
+                                     : static_cast<void*>(result + t * result_size);
           if (!op.fn) {
-            std::fill_n(static_cast<float*>(dst), len, *reinterpret_cast<const float*>(in[-1 - op.a]));
+            BroadcastTile(reinterpret_cast<const float*>(in[-1 - op.a]), op.broadcast, t, static_cast<float*>(dst), len);
             continue;
           }
           scalar_tiles = 0;
@@ -187,7 +250,9 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
           const void* c = op.has_c ? source(op.c) : nullptr;
           op.fn(a, b, c, dst, len);
         }
+        if (staging >= 0) StreamTile(registers[staging], reinterpret_cast<float*>(result) + t, len);
       }
+      if (staging >= 0) FenceStreamedStores();
     });
   };
 }

@@ -62,9 +62,9 @@ TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
       "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
       "  sq = f32[64] multiply(e, e)\n  l = f32[64] log(sq)\n  x = f32[64] abs(a)\n  y = f32[64] sqrt(x)\n"
       "  ROOT r = (f32[64], f32[64], f32[64]) tuple(l, y, x)\n");
-  // e has two uses (stored); x leaves the program (stored): three groups,
-  // and y alone is no group.
-  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"sq l <- e", "n e <- a"}));
+  // e is read twice, both times by sq: computed once inside sq's loop (a
+  // DAG). x leaves the program (stored), so y alone is no group.
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"n e sq l <- a"}));
 }
 
 TEST(FusionPlanner, NonElementwiseOpsAndOtherTypesBreakTheLoop) {
@@ -96,6 +96,46 @@ TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
     const std::string& name = instructions[k]->name;
     if (name == "z") EXPECT_TRUE(p.plan.inlined_everywhere[k]);
     if (name == "s") EXPECT_FALSE(p.plan.inlined_everywhere[k]);  // the reduction reads it
+  }
+}
+
+TEST(FusionPlanner, AValueEveryReaderOfWhichIsInTheGroupJoinsIt) {
+  // GELU's tanh form: h feeds four ops of one loop. h itself reads the dot
+  // and a bias broadcast along the rows, inlined by index.
+  Planned p = Plan(
+      "  d = f32[4,8] parameter(0)\n  b = f32[8] parameter(1)\n  c = f32[] constant(0.5)\n"
+      "  bb = f32[4,8] broadcast(b), dimensions={1}\n  h = f32[4,8] add(d, bb)\n"
+      "  h2 = f32[4,8] multiply(h, h)\n  h3 = f32[4,8] multiply(h2, h)\n  t = f32[4,8] tanh(h3)\n"
+      "  s = f32[4,8] add(t, h)\n  k = f32[4,8] broadcast(c), dimensions={}\n"
+      "  ROOT r = f32[4,8] multiply(s, k)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"bb h h2 h3 t s k r <- b d c"}));
+}
+
+TEST(FusionPlanner, AValueAlsoReadOutsideTheGroupIsStored) {
+  Planned p = Plan(
+      "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
+      "  l = f32[64] log(n)\n  s = f32[64] add(e, n)\n"
+      "  ROOT r = (f32[64], f32[64]) tuple(s, l)\n");
+  // n is read by s's group and by l, which is no group: n is stored.
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"e s <- n"}));
+}
+
+TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {
+  Planned p = Plan(
+      "  x = f32[3,5,7] parameter(0)\n  row = f32[7] parameter(1)\n  lead = f32[3] parameter(2)\n"
+      "  mid = f32[5,7] parameter(3)\n  swapped = f32[7,5] parameter(4)\n"
+      "  br = f32[3,5,7] broadcast(row), dimensions={2}\n  bl = f32[3,5,7] broadcast(lead), dimensions={0}\n"
+      "  bm = f32[3,5,7] broadcast(mid), dimensions={1,2}\n  bs = f32[3,5,7] broadcast(swapped), dimensions={2,1}\n"
+      "  a = f32[3,5,7] add(x, br)\n  m = f32[3,5,7] multiply(a, bl)\n  s = f32[3,5,7] subtract(m, bm)\n"
+      "  ROOT d = f32[3,5,7] divide(s, bs)\n");
+  // bs transposes its operand: it is stored by its own step and read.
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"br bl bm a m s d <- row lead mid x bs"}));
+  for (const auto& i : p.module->entry->instructions) {
+    auto run = FusedBroadcastRun(*i);
+    if (i->name == "br") EXPECT_TRUE(run && run->inner == 1 && run->size == 7);
+    if (i->name == "bl") EXPECT_TRUE(run && run->inner == 35 && run->size == 3);
+    if (i->name == "bm") EXPECT_TRUE(run && run->inner == 1 && run->size == 35);
+    if (i->name == "bs") EXPECT_FALSE(run);
   }
 }
 
