@@ -80,6 +80,17 @@ void AsyncCompletion(const anvil_plugin_host_executor& executor, const char* whe
   });
 }
 
+// Hands `bytes` to core as an executable's serialised form (the
+// executable_serialize entry); core frees it with FreeSerialized, which a
+// plugin sets as its serialized_free entry.
+inline void GiveSerialized(const std::string& bytes, void** out, size_t* size) {
+  char* copy = new char[bytes.size()];
+  if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
+  *out = copy;
+  *size = bytes.size();
+}
+inline void FreeSerialized(void* bytes) { delete[] static_cast<char*>(bytes); }
+
 // An API table with the ABI version and the error entries filled in.
 inline anvil_plugin_api BaseApi(const char* name, const char* version) {
   anvil_plugin_api api{};

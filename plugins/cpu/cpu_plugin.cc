@@ -18,7 +18,6 @@
 
 #include "anvil/anvil_plugin.h"
 #include "hlo/hlo_parser.h"
-#include "hlo/printer.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/cpu/plan.h"
 
@@ -81,6 +80,7 @@ using anvil::cpu::Plan;
 struct Executable {
   // The module stays: kernels that fall back to the evaluator read it.
   std::unique_ptr<anvil::hlo::Module> module;
+  std::string canonical_text;  // what Serialize gives
   std::unique_ptr<Plan> plan;
   // The scratch block of the last execution, kept for the next one: a large
   // plan's scratch (GiBs for a training step) would otherwise be faulted in
@@ -187,6 +187,7 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* t
     auto module = anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
     if (!module.ok()) return FromStatus(module.status());
     exe->module = std::move(module).value();
+    exe->canonical_text.assign(text, size);
   }
   HostSpan span(context->executor, "cpu: plan");
   auto plan = anvil::cpu::BuildPlan(*exe->module);
@@ -294,18 +295,11 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   return nullptr;
 }
 
+// The plan is rebuilt from the canonical text, which is what is kept.
 anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
-  // The plan is rebuilt from the canonical text, which is what is kept.
-  auto* exe = reinterpret_cast<Executable*>(executable);
-  std::string text = anvil::hlo::Print(*exe->module);
-  char* bytes = new char[text.size()];
-  std::memcpy(bytes, text.data(), text.size());
-  *out = bytes;
-  *size = text.size();
+  anvil::plugin::GiveSerialized(reinterpret_cast<Executable*>(executable)->canonical_text, out, size);
   return nullptr;
 }
-
-void SerializedFree(void* bytes) { delete[] static_cast<char*>(bytes); }
 
 anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, const void* bytes, size_t size,
                                 anvil_plugin_executable** out) {
@@ -327,7 +321,7 @@ anvil_plugin_api MakeApi() {
   api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
   api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
   api.executable_serialize = ANVIL_GUARDED(executable_serialize, Serialize);
-  api.serialized_free = ANVIL_GUARDED(serialized_free, SerializedFree);
+  api.serialized_free = &anvil::plugin::FreeSerialized;
   api.executable_deserialize = ANVIL_GUARDED(executable_deserialize, Deserialize);
   return api;
 }

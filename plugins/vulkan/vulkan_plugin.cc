@@ -142,15 +142,9 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
 
 anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
-  const std::string bytes = reinterpret_cast<Executable*>(executable)->Serialize();
-  char* copy = new char[bytes.size()];
-  std::memcpy(copy, bytes.data(), bytes.size());
-  *out = copy;
-  *size = bytes.size();
+  anvil::plugin::GiveSerialized(reinterpret_cast<Executable*>(executable)->Serialize(), out, size);
   return nullptr;
 }
-
-void SerializedFree(void* bytes) { delete[] static_cast<char*>(bytes); }
 
 // The plan is made again from the text; the kernels' SPIR-V (validated
 // again) comes from the bytes, so nothing is compiled from GLSL.
@@ -216,7 +210,7 @@ anvil_plugin_api MakeApi() {
   api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
   api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
   api.executable_serialize = ANVIL_GUARDED(executable_serialize, Serialize);
-  api.serialized_free = ANVIL_GUARDED(serialized_free, SerializedFree);
+  api.serialized_free = &anvil::plugin::FreeSerialized;
   api.executable_deserialize = ANVIL_GUARDED(executable_deserialize, Deserialize);
   return api;
 }
