@@ -1,12 +1,11 @@
 #include "plugins/vulkan/vulkan_executable.h"
 
-#include <unordered_set>
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hlo/attributes.h"
 #include "hlo/batch_norm_expander.h"
@@ -15,6 +14,7 @@
 #include "hlo/kernel_plan.h"
 #include "plugins/vulkan/arena_layout.h"
 #include "plugins/vulkan/glsl_kernel.h"
+#include "plugins/vulkan/parallel_compile.h"
 #include "plugins/vulkan/spirv_compiler.h"
 
 namespace anvil::vulkan {
@@ -45,12 +45,16 @@ hlo::Status NotYet(const Instruction& i, const std::string& why) {
 // Turns the kernel plan into pipelines, locations and operations.
 class ProgramBuilder {
  public:
-  ProgramBuilder(Executable& exe, const hlo::ProgramPlan& plan, const KnownSpirv* known)
-      : exe_(exe), plan_(plan), known_(known) {
+  ProgramBuilder(Executable& exe, const hlo::ProgramPlan& plan, const KnownSpirv* loaded)
+      : exe_(exe), plan_(plan), loaded_(loaded) {
     options_.features = exe.device_.features;
     options_.workgroup_size = exe.device_.workgroup_size;
     chunk_limit_ = std::max<uint64_t>(exe.device_.max_allocation, 1 << 20);
   }
+
+  const KernelOptions& options() const { return options_; }
+  // Kernels compiled ahead, all at once (parallel_compile.h).
+  void SetCompiled(KnownSpirv compiled) { compiled_ = std::move(compiled); }
 
   hlo::Status Build(const hlo::Module& module) {
     const hlo::Computation& entry = *module.entry;
@@ -154,13 +158,14 @@ class ProgramBuilder {
     return hlo::OkStatus();
   }
 
-  // The kernel's SPIR-V from the serialised executable being loaded, if it
-  // is there and valid; compiled from its GLSL otherwise.
+  // The kernel's SPIR-V: compiled ahead, or from the serialised executable
+  // being loaded if it is there and valid, or compiled from its GLSL now.
   hlo::StatusOr<std::vector<uint32_t>> KernelSpirv(const std::string& key, const std::string& glsl,
                                                    const std::string& name) {
-    if (known_) {
-      auto found = known_->find(key);
-      if (found != known_->end() && ValidateSpirv(found->second).ok()) return found->second;
+    if (auto found = compiled_.find(key); found != compiled_.end()) return found->second;
+    if (loaded_) {
+      auto found = loaded_->find(key);
+      if (found != loaded_->end() && ValidateSpirv(found->second).ok()) return found->second;
     }
     return CompileGlsl(glsl, name);
   }
@@ -296,7 +301,8 @@ class ProgramBuilder {
 
   Executable& exe_;
   const hlo::ProgramPlan& plan_;
-  const KnownSpirv* known_;
+  const KnownSpirv* loaded_;
+  KnownSpirv compiled_;
   std::unordered_set<std::string> recorded_;  // keys already in exe_.spirv_
   KernelOptions options_;
   uint64_t chunk_limit_ = 0;
@@ -305,7 +311,9 @@ class ProgramBuilder {
 };
 
 hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, size_t device_index,
-                                                               std::string_view hlo_text, const KnownSpirv* known) {
+                                                               std::string_view hlo_text,
+                                                               const anvil_plugin_host_executor& host,
+                                                               const KnownSpirv* known) {
   auto module = hlo::ParseHloModule(hlo_text, {"canonical", 1});
   if (!module.ok()) return module.status();
   // Ops the plan has no kernels for, in terms of ones it has.
@@ -314,6 +322,8 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
   ANVIL_ASSIGN_OR_RETURN(hlo::ProgramPlan plan, hlo::PlanKernels(**module));
   std::unique_ptr<Executable> exe(new Executable(device, device_index));
   ProgramBuilder builder(*exe, plan, known);
+  ANVIL_ASSIGN_OR_RETURN(KnownSpirv compiled, CompileKernels(plan, builder.options(), device, known, host));
+  builder.SetCompiled(std::move(compiled));
   ANVIL_RETURN_IF_ERROR(builder.Build(**module));
   exe->canonical_text_ = std::string(hlo_text);
   const std::string validation = Validation().Take();

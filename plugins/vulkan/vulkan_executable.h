@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/anvil_plugin.h"
 #include "hlo/ir.h"
 #include "hlo/status.h"
 #include "plugins/vulkan/vulkan_device.h"
@@ -44,10 +45,12 @@ struct Op {
 
 class Executable {
  public:
-  // `known` (from a serialised executable) gives kernels' SPIR-V by their
-  // GLSL's key; a kernel found there is not compiled again.
+  // Kernels are compiled on `host`'s threads, all at once. `known` (from a
+  // serialised executable) gives kernels' SPIR-V by their GLSL's key; a
+  // kernel found there is validated, not compiled again.
   static hlo::StatusOr<std::unique_ptr<Executable>> Compile(Device& device, size_t device_index,
                                                             std::string_view hlo_text,
+                                                            const anvil_plugin_host_executor& host,
                                                             const KnownSpirv* known = nullptr);
   // The canonical text and every kernel's SPIR-V (vulkan_serialized.h).
   std::string Serialize() const;

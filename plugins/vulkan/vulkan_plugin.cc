@@ -133,7 +133,8 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
 anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char* text, size_t size, const char*,
                             anvil_plugin_executable** out) {
   if (auto* e = CheckDevice(context, device)) return e;
-  auto exe = Executable::Compile(context->instance.device(device), device, std::string_view(text, size));
+  auto exe = Executable::Compile(context->instance.device(device), device, std::string_view(text, size),
+                                 context->executor);
   if (!exe.ok()) return FromStatus(exe.status());
   *out = reinterpret_cast<anvil_plugin_executable*>(std::move(exe).value().release());
   return nullptr;
@@ -154,7 +155,7 @@ anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, co
   auto serialized = anvil::vulkan::ReadSerialized(std::string_view(static_cast<const char*>(bytes), size));
   if (!serialized.ok()) return FromStatus(serialized.status());
   auto exe = Executable::Compile(context->instance.device(device), device, serialized->canonical_text,
-                                 &serialized->spirv);
+                                 context->executor, &serialized->spirv);
   if (!exe.ok()) return FromStatus(exe.status());
   *out = reinterpret_cast<anvil_plugin_executable*>(std::move(exe).value().release());
   return nullptr;

@@ -1,0 +1,89 @@
+#include "plugins/vulkan/parallel_compile.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "plugins/vulkan/spirv_compiler.h"
+
+namespace anvil::vulkan {
+namespace {
+
+struct Job {
+  std::string key, glsl, name;
+  hlo::StatusOr<std::vector<uint32_t>> words = std::vector<uint32_t>{};
+};
+
+// Shared by the caller and the helpers it enqueued: each takes the next
+// job until none is left; the caller waits until every job is finished.
+struct Batch {
+  std::vector<Job> jobs;
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t finished = 0;
+
+  void Work() {
+    for (size_t k; (k = next.fetch_add(1)) < jobs.size();) {
+      // No exception may leave work on core's threads.
+      try {
+        jobs[k].words = CompileGlsl(jobs[k].glsl, jobs[k].name);
+      } catch (const std::exception& e) {
+        jobs[k].words = hlo::Internal("compiling kernel " + jobs[k].name + ": " + e.what());
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (++finished == jobs.size()) cv.notify_all();
+    }
+  }
+};
+
+}  // namespace
+
+hlo::StatusOr<KnownSpirv> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options, Device& device,
+                                         const KnownSpirv* skip, const anvil_plugin_host_executor& host) {
+  auto batch = std::make_shared<Batch>();
+  std::unordered_set<std::string> queued;
+  for (const hlo::ComputationPlan& computation : plan.computations) {
+    for (const hlo::PlanStep& step : computation.steps) {
+      if (step.kind != hlo::PlanStep::Kind::kKernel) continue;
+      auto shaders = EmitKernel(step.kernel, options);
+      if (!shaders.ok()) continue;  // the builder reports it, where it meets the kernel
+      for (ShaderPass& pass : shaders->passes) {
+        std::string key = GlslKey(pass.glsl);
+        if ((skip && skip->count(key)) || !queued.insert(key).second || device.FindPipeline(pass.glsl)) continue;
+        batch->jobs.push_back(Job{std::move(key), std::move(pass.glsl), step.kernel.root->name});
+      }
+    }
+  }
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t h = 1; h < threads && h < batch->jobs.size(); ++h) {
+    auto* helper = new std::shared_ptr<Batch>(batch);
+    host.enqueue(
+        host.executor,
+        [](void* arg) {
+          std::unique_ptr<std::shared_ptr<Batch>> owned(static_cast<std::shared_ptr<Batch>*>(arg));
+          (*owned)->Work();
+        },
+        helper);
+  }
+  batch->Work();  // the caller compiles too, so no job waits for a free worker
+  {
+    std::unique_lock<std::mutex> lock(batch->mu);
+    batch->cv.wait(lock, [&] { return batch->finished == batch->jobs.size(); });
+  }
+  KnownSpirv compiled;
+  for (Job& job : batch->jobs) {
+    if (!job.words.ok()) return job.words.status();
+    compiled.emplace(std::move(job.key), std::move(job.words).value());
+  }
+  return compiled;
+}
+
+}  // namespace anvil::vulkan
