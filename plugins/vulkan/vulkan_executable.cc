@@ -322,8 +322,12 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
   ANVIL_ASSIGN_OR_RETURN(hlo::ProgramPlan plan, hlo::PlanKernels(**module));
   std::unique_ptr<Executable> exe(new Executable(device, device_index));
   ProgramBuilder builder(*exe, plan, known);
-  ANVIL_ASSIGN_OR_RETURN(KnownSpirv compiled, CompileKernels(plan, builder.options(), device, known, host));
-  builder.SetCompiled(std::move(compiled));
+  // A serialised executable brings every kernel: nothing to compile ahead
+  // (one it lacks is compiled when the builder meets it).
+  if (!known) {
+    ANVIL_ASSIGN_OR_RETURN(KnownSpirv compiled, CompileKernels(plan, builder.options(), device, nullptr, host));
+    builder.SetCompiled(std::move(compiled));
+  }
   ANVIL_RETURN_IF_ERROR(builder.Build(**module));
   exe->canonical_text_ = std::string(hlo_text);
   const std::string validation = Validation().Take();
