@@ -207,7 +207,13 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
     const std::string cache_dir =
         OptionOrEnvironment(options, &anvil_client_options::cache_dir,
                             ANVIL_STRUCT_SIZE(anvil_client_options, cache_dir), "ANVIL_CACHE_DIR");
-    if (!cache_dir.empty()) client->cache = anvil::core::CompileCache::Open(cache_dir);
+    if (!cache_dir.empty()) {
+      uint64_t max_bytes = anvil::core::CompileCache::kDefaultMaxBytes;
+      if (const char* limit = std::getenv("ANVIL_CACHE_MAX_BYTES"); limit && *limit) {
+        max_bytes = std::strtoull(limit, nullptr, 10);
+      }
+      client->cache = anvil::core::CompileCache::Open(cache_dir, max_bytes);
+    }
     client->executor.struct_size = ANVIL_PLUGIN_HOST_EXECUTOR_STRUCT_SIZE;
     client->executor.executor = client.get();
     client->executor.enqueue = &EnqueueOnArena;

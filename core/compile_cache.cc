@@ -3,7 +3,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -120,7 +122,7 @@ std::string ErrnoText() { return std::strerror(errno); }
 
 }  // namespace
 
-std::unique_ptr<CompileCache> CompileCache::Open(const std::string& dir) {
+std::unique_ptr<CompileCache> CompileCache::Open(const std::string& dir, uint64_t max_bytes) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir, error)) {
@@ -128,7 +130,7 @@ std::unique_ptr<CompileCache> CompileCache::Open(const std::string& dir) {
                  error ? error.message().c_str() : "not a directory");
     return nullptr;
   }
-  return std::unique_ptr<CompileCache>(new CompileCache(dir));
+  return std::unique_ptr<CompileCache>(new CompileCache(dir, max_bytes));
 }
 
 std::string CompileCache::Hash(std::string_view text) {
@@ -214,7 +216,44 @@ std::optional<CachedExecutable> CompileCache::Load(const std::string& key_text) 
                            "); compiling instead, and replacing it");
     return std::nullopt;
   }
+  // Used now: the last to be evicted.
+  std::error_code ignored;
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ignored);
   return e;
+}
+
+void CompileCache::Trim(const std::string& keep) {
+  namespace fs = std::filesystem;
+  struct File {
+    fs::path path;
+    uint64_t bytes;
+    fs::file_time_type used;
+  };
+  std::vector<File> entries;
+  uint64_t total = 0;
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code error;
+  for (const auto& f : fs::directory_iterator(dir_, error)) {
+    std::error_code e;
+    const uint64_t bytes = f.file_size(e);
+    const auto used = f.last_write_time(e);
+    if (e) continue;  // gone meanwhile: another process trims too
+    const std::string name = f.path().filename().string();
+    if (name.find(".tmp.") != std::string::npos) {
+      if (now - used > std::chrono::hours(1)) fs::remove(f.path(), e);
+      continue;
+    }
+    if (f.path().extension() != ".exe") continue;  // references are small; one left dangling is a miss
+    total += bytes;
+    if (f.path().string() != keep) entries.push_back({f.path(), bytes, used});
+  }
+  if (max_bytes_ == 0 || total <= max_bytes_) return;
+  std::sort(entries.begin(), entries.end(), [](const File& a, const File& b) { return a.used < b.used; });
+  for (const File& f : entries) {
+    if (total <= max_bytes_) break;
+    std::error_code e;
+    if (fs::remove(f.path, e)) total -= f.bytes;
+  }
 }
 
 bool CompileCache::Store(const std::string& key_text, const CachedExecutable& e) {
@@ -231,7 +270,10 @@ bool CompileCache::Store(const std::string& key_text, const CachedExecutable& e)
   for (uint8_t d : e.donors) w.Put<uint8_t>(d);
   w.PutBytes(e.canonical_text);
   w.PutBytes(e.plugin_bytes);
-  return WriteFile(dir_ + "/" + Hash(key_text) + ".exe", w.Finish());
+  const std::string path = dir_ + "/" + Hash(key_text) + ".exe";
+  if (!WriteFile(path, w.Finish())) return false;
+  Trim(path);
+  return true;
 }
 
 std::optional<std::string> CompileCache::LoadReference(const std::string& program_key_text) {

@@ -20,6 +20,10 @@
 // on load, so a truncated or corrupt file, or a hash collision, is a miss
 // (with a warning), never a wrong executable. Every failure to read or write
 // costs only the cached work: the caller compiles as if there were no cache.
+//
+// The directory is kept under a size limit (ANVIL_CACHE_MAX_BYTES, 4 GiB by
+// default) by evicting the entries used longest ago: a hit renews an
+// entry's modification time.
 #pragma once
 
 #include <atomic>
@@ -46,8 +50,11 @@ struct CachedExecutable {
 class CompileCache {
  public:
   // The cache in `dir`, created if missing; null (with a warning) if it
-  // cannot be created.
-  static std::unique_ptr<CompileCache> Open(const std::string& dir);
+  // cannot be created. Its entries (.exe files) are kept under `max_bytes`
+  // in all (0: no limit) by evicting the least recently used after each
+  // store.
+  static std::unique_ptr<CompileCache> Open(const std::string& dir, uint64_t max_bytes = kDefaultMaxBytes);
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t{4} << 30;
 
   // A 128-bit hash of `text`, as 32 hex digits (XXH3).
   static std::string Hash(std::string_view text);
@@ -64,7 +71,11 @@ class CompileCache {
   const std::string& dir() const { return dir_; }
 
  private:
-  explicit CompileCache(std::string dir) : dir_(std::move(dir)) {}
+  CompileCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  // Removes the least recently used entries (a hit renews an entry's time)
+  // until the directory is under its limit again, never `keep`; and
+  // temporary files an interrupted writer left over an hour ago.
+  void Trim(const std::string& keep);
   std::optional<std::string> ReadFile(const std::string& path);
   bool WriteFile(const std::string& path, const std::string& bytes);
   // Warns on stderr, once per kind of failure, so a read-only directory
@@ -72,6 +83,7 @@ class CompileCache {
   void Warn(std::atomic<bool>& once, const std::string& message);
 
   std::string dir_;
+  uint64_t max_bytes_;
   std::atomic<bool> warned_read_{false}, warned_write_{false};
 };
 

@@ -2,7 +2,8 @@
 // serialises its executables): a second client finds what the first stored,
 // by the program's bytes or by its canonical text; other options miss; and a
 // truncated or corrupt entry, an unusable directory, a full disk and clients
-// racing on one directory all compile and give the right results. Hits are
+// racing on one directory all compile and give the right results; past its
+// size limit the cache evicts the entry used longest ago. Hits are
 // read from the client's trace, where each is a "cache hit" span.
 #include <gtest/gtest.h>
 
@@ -47,6 +48,16 @@ ENTRY e {
   m = f32[8]{0} multiply(x, b)
   ROOT r = f32[8]{0} add(m, x)
 })";
+
+// Another program with the same results (3x), so another entry.
+constexpr char kOtherProgram[] = R"(HloModule cached_other
+ENTRY e {
+  x = f32[8] parameter(0)
+  c = f32[] constant(3)
+  b = f32[8] broadcast(c), dimensions={}
+  ROOT r = f32[8] multiply(x, b)
+}
+)";
 
 class CompileCacheTest : public ::testing::Test {
  protected:
@@ -223,6 +234,22 @@ TEST_F(CompileCacheTest, AFullDiskLeavesNoPartialFiles) {
   for (const auto& e : fs::directory_iterator(dir_)) ADD_FAILURE() << "left behind: " << e.path();
   EXPECT_EQ(CompileAndRun(kProgram), 0);  // now it is stored
   EXPECT_EQ(CompileAndRun(kProgram), 1);
+}
+
+TEST_F(CompileCacheTest, PastItsSizeLimitTheLeastRecentlyUsedEntryGoes) {
+  EXPECT_EQ(CompileAndRun(kProgram), 0);
+  const fs::path first = Files(".exe").at(0);
+  // Room for one entry and a half (the limit counts entries only).
+  const uint64_t limit = fs::file_size(first) * 3 / 2;
+  setenv("ANVIL_CACHE_MAX_BYTES", std::to_string(limit).c_str(), 1);
+  EXPECT_EQ(CompileAndRun(kOtherProgram), 0);
+  EXPECT_FALSE(fs::exists(first)) << "the older entry should have been evicted";
+  EXPECT_EQ(Files(".exe").size(), 1u);
+  EXPECT_EQ(CompileAndRun(kOtherProgram), 1);  // the newer one stays, and is used
+  EXPECT_EQ(CompileAndRun(kProgram), 0);       // compiled again, and now it evicts the other
+  EXPECT_EQ(CompileAndRun(kProgram), 1);
+  EXPECT_EQ(CompileAndRun(kOtherProgram), 0);
+  unsetenv("ANVIL_CACHE_MAX_BYTES");
 }
 
 TEST_F(CompileCacheTest, ClientsCompilingOneProgramAtOnceAllGetItRight) {
