@@ -46,20 +46,22 @@ struct Batch {
 
 }  // namespace
 
-hlo::StatusOr<KnownSpirv> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options, Device& device,
-                                         const KnownSpirv* skip, const anvil_plugin_host_executor& host) {
+hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options,
+                                              Device& device, const anvil_plugin_host_executor& host) {
+  CompiledKernels out;
   auto batch = std::make_shared<Batch>();
   std::unordered_set<std::string> queued;
   for (const hlo::ComputationPlan& computation : plan.computations) {
     for (const hlo::PlanStep& step : computation.steps) {
       if (step.kind != hlo::PlanStep::Kind::kKernel) continue;
       auto shaders = EmitKernel(step.kernel, options);
-      if (!shaders.ok()) continue;  // the builder reports it, where it meets the kernel
-      for (ShaderPass& pass : shaders->passes) {
+      if (!shaders.ok()) continue;
+      for (const ShaderPass& pass : shaders->passes) {
         std::string key = GlslKey(pass.glsl);
-        if ((skip && skip->count(key)) || !queued.insert(key).second || device.FindPipeline(pass.glsl)) continue;
-        batch->jobs.push_back(Job{std::move(key), std::move(pass.glsl), step.kernel.root->name});
+        if (!queued.insert(key).second || device.FindPipeline(pass.glsl)) continue;
+        batch->jobs.push_back(Job{std::move(key), pass.glsl, step.kernel.root->name});
       }
+      out.shaders.emplace(&step.kernel, std::move(shaders).value());
     }
   }
   const size_t threads = std::max(1u, std::thread::hardware_concurrency());
@@ -78,12 +80,11 @@ hlo::StatusOr<KnownSpirv> CompileKernels(const hlo::ProgramPlan& plan, const Ker
     std::unique_lock<std::mutex> lock(batch->mu);
     batch->cv.wait(lock, [&] { return batch->finished == batch->jobs.size(); });
   }
-  KnownSpirv compiled;
   for (Job& job : batch->jobs) {
     if (!job.words.ok()) return job.words.status();
-    compiled.emplace(std::move(job.key), std::move(job.words).value());
+    out.spirv.emplace(std::move(job.key), std::move(job.words).value());
   }
-  return compiled;
+  return out;
 }
 
 }  // namespace anvil::vulkan

@@ -3,6 +3,8 @@
 // 25 s on one thread), and kernels compile independently.
 #pragma once
 
+#include <unordered_map>
+
 #include "anvil/anvil_plugin.h"
 #include "hlo/kernel_plan.h"
 #include "hlo/status.h"
@@ -12,10 +14,17 @@
 
 namespace anvil::vulkan {
 
-// The SPIR-V of each kernel pass of `plan` by GlslKey, except passes whose
-// key `skip` holds or whose pipeline `device` already has. The first
-// compile error, if any, is returned (a bug in the generator).
-hlo::StatusOr<KnownSpirv> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options, Device& device,
-                                         const KnownSpirv* skip, const anvil_plugin_host_executor& host);
+// Every kernel of a plan, emitted, and its passes' SPIR-V.
+struct CompiledKernels {
+  // By the plan's kernel specs; a kernel the generator refuses is absent
+  // (the builder reports it where it meets the kernel).
+  std::unordered_map<const hlo::KernelSpec*, KernelShaders> shaders;
+  // By GlslKey, but for passes whose pipeline `device` already has.
+  KnownSpirv spirv;
+};
+
+// The first compile error, if any, is returned (a bug in the generator).
+hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options,
+                                              Device& device, const anvil_plugin_host_executor& host);
 
 }  // namespace anvil::vulkan

@@ -54,7 +54,7 @@ class ProgramBuilder {
 
   const KernelOptions& options() const { return options_; }
   // Kernels compiled ahead, all at once (parallel_compile.h).
-  void SetCompiled(KnownSpirv compiled) { compiled_ = std::move(compiled); }
+  void SetCompiled(CompiledKernels compiled) { compiled_ = std::move(compiled); }
 
   hlo::Status Build(const hlo::Module& module) {
     const hlo::Computation& entry = *module.entry;
@@ -123,7 +123,16 @@ class ProgramBuilder {
 
   hlo::Status Kernel(const hlo::KernelSpec& spec, const std::unordered_map<const Instruction*, std::vector<Loc>>& values,
                      std::vector<Loc>& result, std::vector<Op>& ops) {
-    ANVIL_ASSIGN_OR_RETURN(KernelShaders shaders, EmitKernel(spec, options_));
+    // Emitted ahead with the program's other kernels (taken once: a
+    // computation two loops share is built twice), or now.
+    hlo::StatusOr<KernelShaders> emitted = hlo::Internal("not emitted");
+    if (auto ahead = compiled_.shaders.find(&spec); ahead != compiled_.shaders.end()) {
+      emitted = std::move(ahead->second);
+      compiled_.shaders.erase(ahead);
+    } else {
+      emitted = EmitKernel(spec, options_);
+    }
+    ANVIL_ASSIGN_OR_RETURN(KernelShaders shaders, std::move(emitted));
     ANVIL_ASSIGN_OR_RETURN(result, AllocateShape(spec.root->shape));
     std::vector<Loc> table;
     for (const Instruction* in : shaders.inputs) table.push_back(values.at(in).at(0));
@@ -162,7 +171,7 @@ class ProgramBuilder {
   // being loaded if it is there and valid, or compiled from its GLSL now.
   hlo::StatusOr<std::vector<uint32_t>> KernelSpirv(const std::string& key, const std::string& glsl,
                                                    const std::string& name) {
-    if (auto found = compiled_.find(key); found != compiled_.end()) return found->second;
+    if (auto found = compiled_.spirv.find(key); found != compiled_.spirv.end()) return found->second;
     if (loaded_) {
       auto found = loaded_->find(key);
       if (found != loaded_->end() && ValidateSpirv(found->second).ok()) return found->second;
@@ -302,7 +311,7 @@ class ProgramBuilder {
   Executable& exe_;
   const hlo::ProgramPlan& plan_;
   const KnownSpirv* loaded_;
-  KnownSpirv compiled_;
+  CompiledKernels compiled_;
   std::unordered_set<std::string> recorded_;  // keys already in exe_.spirv_
   KernelOptions options_;
   uint64_t chunk_limit_ = 0;
@@ -325,7 +334,7 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
   // A serialised executable brings every kernel: nothing to compile ahead
   // (one it lacks is compiled when the builder meets it).
   if (!known) {
-    ANVIL_ASSIGN_OR_RETURN(KnownSpirv compiled, CompileKernels(plan, builder.options(), device, nullptr, host));
+    ANVIL_ASSIGN_OR_RETURN(CompiledKernels compiled, CompileKernels(plan, builder.options(), device, host));
     builder.SetCompiled(std::move(compiled));
   }
   ANVIL_RETURN_IF_ERROR(builder.Build(**module));
