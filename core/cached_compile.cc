@@ -45,9 +45,9 @@ std::shared_ptr<ExecutableState> CachedCompile::LoadByProgram() {
 
 std::shared_ptr<ExecutableState> CachedCompile::LoadByCanonicalText(const std::string& canonical_text) {
   TraceSpan span(client_.tracer.get(), "cache lookup", "compile");
-  const std::string key = CanonicalKey(canonical_text);
-  auto state = Load(key, &canonical_text, "canonical text");
-  if (state) client_.cache->StoreReference(program_key_, key);
+  canonical_key_ = CanonicalKey(canonical_text);
+  auto state = Load(canonical_key_, &canonical_text, "canonical text");
+  if (state) client_.cache->StoreReference(program_key_, canonical_key_);
   return state;
 }
 
@@ -83,8 +83,8 @@ void CachedCompile::Store(const ExecutableState& state) {
   if (!bytes.ok()) return;  // this executable is simply not cached
   CachedExecutable entry{state.name, state.parameters, state.results, state.donors, state.canonical_text,
                          std::move(bytes).value()};
-  const std::string key = CanonicalKey(state.canonical_text);
-  if (client_.cache->Store(key, entry)) client_.cache->StoreReference(program_key_, key);
+  if (canonical_key_.empty()) canonical_key_ = CanonicalKey(state.canonical_text);
+  if (client_.cache->Store(canonical_key_, entry)) client_.cache->StoreReference(program_key_, canonical_key_);
 }
 
 }  // namespace anvil::core

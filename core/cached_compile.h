@@ -36,6 +36,7 @@ class CachedCompile {
   anvil_device& device_;
   std::string base_key_;     // builds, device, options
   std::string program_key_;  // base_key_ + the program's format and bytes
+  std::string canonical_key_;  // base_key_ + the canonical text's hash, once known
 };
 
 }  // namespace anvil::core

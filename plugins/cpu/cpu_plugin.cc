@@ -258,13 +258,10 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
           error = Error(kInternal, step.what + ": " + e.what());
           break;
         }
-        if (trace) {
-          const std::string name = step.what.substr(0, step.what.find(" %"));
-          trace(context->executor.tracer, name.c_str(), step.what.c_str(), trace_start, MonotonicNs());
-        }
+        if (trace) trace(context->executor.tracer, step.kind.c_str(), step.what.c_str(), trace_start, MonotonicNs());
         if (profile) {
           const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          seconds[step.what.substr(0, step.what.find(" %"))] += t;  // "convolution", "fusion(7 ops)"
+          seconds[step.kind] += t;
           slowest.emplace_back(t, &step.what);
         }
       }

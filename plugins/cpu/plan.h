@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hlo/attributes.h"
@@ -53,7 +54,10 @@ struct Value {
 using Kernel = std::function<void(const Frame&)>;
 
 struct Step {
+  Step(std::string description, Kernel kernel)
+      : what(std::move(description)), kind(what.substr(0, what.find(" %"))), run(std::move(kernel)) {}
   std::string what;  // for error messages and profiles, never used while running
+  std::string kind;  // what's head, "convolution", "fusion(7 ops)": profiles' and traces' name
   Kernel run;
 };
 
