@@ -9,9 +9,12 @@ std::string TakeMessage(anvil_status* status) {
   return text.empty() ? "(error without message)" : text;
 }
 
-AbiSession::AbiSession(const char* plugin) {
-  anvil_client_options options{};
+AbiSession::AbiSession(const char* plugin) : AbiSession(plugin, anvil_client_options{}) {}
+
+AbiSession::AbiSession(const char* plugin, anvil_client_options options) {
   options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+  options.plugin_path = nullptr;
+  options.load_all_plugins = 0;
   error_ = TakeMessage(anvil_client_create(&options, &client_));
   if (!ok()) return;
   anvil_plugin_load_args load{};
@@ -29,8 +32,9 @@ AbiSession::~AbiSession() {
   }
 }
 
-anvil_status* AbiSession::Compile(const std::string& hlo, anvil_executable** out) {
+anvil_status* AbiSession::Compile(const std::string& hlo, anvil_executable** out, const char* options) {
   anvil_compile_args compile{};
+  compile.options = options;
   compile.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
   compile.program = hlo.data();
   compile.program_size = hlo.size();

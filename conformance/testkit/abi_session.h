@@ -25,6 +25,9 @@ class AbiSession {
   // ANVIL_PLUGIN_PATH, then anvil_plugins/ beside libanvil.so). ok() says
   // whether that and device 0 worked; error() why not.
   explicit AbiSession(const char* plugin);
+  // The same, with the client made from `options` (a trace file, a compile
+  // cache); its plugin path and load-all fields are overridden.
+  AbiSession(const char* plugin, anvil_client_options options);
   ~AbiSession();
   AbiSession(const AbiSession&) = delete;
   AbiSession& operator=(const AbiSession&) = delete;
@@ -35,8 +38,9 @@ class AbiSession {
   anvil_device* device() const { return device_; }
   size_t device_count() const { return device_count_; }
 
-  // Compiles XLA HLO text for device 0; the status is the caller's.
-  anvil_status* Compile(const std::string& hlo, anvil_executable** out);
+  // Compiles XLA HLO text for device 0 (with the plugin's compile
+  // `options`, if any); the status is the caller's.
+  anvil_status* Compile(const std::string& hlo, anvil_executable** out, const char* options = nullptr);
   // A buffer holding a copy of `data`, ready when this returns.
   anvil_buffer* FromHost(const void* data, anvil_element_type type, const std::vector<int64_t>& dims);
   // `count` elements of `buffer`.

@@ -73,66 +73,42 @@ class CompileCacheTest : public ::testing::Test {
     fs::remove(trace_);
   }
 
-  // Creates a client on `cache_dir` (tracing to trace_), compiles `program`
-  // with `options`, runs it on 0..7, checks 3x, and destroys the client.
-  // Returns the number of cache hits its trace shows.
+  // A client of the CPU plugin caching in `cache_dir` (default dir_) and
+  // tracing to `trace` (empty: not traced).
+  static anvil_client_options Options(const std::string& cache_dir, const std::string& trace) {
+    anvil_client_options o{};
+    o.cache_dir = cache_dir.c_str();
+    o.trace_path = trace.c_str();
+    return o;
+  }
+
+  // Compiles `program` with `options` in a fresh client on `cache_dir`,
+  // runs it on 0..7, checks 3x, and destroys the client. Returns the number
+  // of cache hits its trace shows.
   int CompileAndRun(const char* program, const char* options = nullptr, const std::string* cache_dir = nullptr) {
     fs::remove(trace_);
-    anvil_client_options o{};
-    o.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
-    o.load_all_plugins = 1;
-    o.trace_path = trace_.c_str();
-    o.cache_dir = cache_dir ? cache_dir->c_str() : dir_.c_str();
-    anvil_client* client = nullptr;
-    EXPECT_EQ(TakeMessage(anvil_client_create(&o, &client)), "");
-    if (!client) return -1;
-    RunOn(client, program, options);
-    EXPECT_EQ(TakeMessage(anvil_client_destroy(client)), "");
+    {
+      anvil::testkit::AbiSession session("cpu", Options(cache_dir ? *cache_dir : dir_, trace_));
+      EXPECT_TRUE(session.ok()) << session.error();
+      if (!session.ok()) return -1;
+      RunOn(session, program, options);
+    }
     return anvil::testing::Count(anvil::testing::ReadTrace(trace_), "X", "compile", "cache hit");
   }
 
-  static void RunOn(anvil_client* client, const char* program, const char* options) {
-    anvil_device* device = nullptr;
-    ASSERT_EQ(TakeMessage(anvil_client_device(client, 0, &device)), "");
-    anvil_compile_args args{};
-    args.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
-    args.device = device;
-    args.format = "hlo";
-    args.program = program;
-    args.program_size = std::char_traits<char>::length(program);
-    args.options = options;
+  static void RunOn(anvil::testkit::AbiSession& session, const char* program, const char* options) {
     anvil_executable* exe = nullptr;
-    ASSERT_EQ(TakeMessage(anvil_client_compile(client, &args, &exe)), "");
+    ASSERT_EQ(TakeMessage(session.Compile(program, &exe, options)), "");
     size_t params = 0;
     ASSERT_EQ(TakeMessage(anvil_executable_parameter_count(exe, &params)), "");
     ASSERT_EQ(params, 1u);
-    float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    const int64_t dims[1] = {8};
-    anvil_buffer_from_host_args from{};
-    from.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
-    from.device = device;
-    from.data = x;
-    from.element_type = ANVIL_F32;
-    from.dims = dims;
-    from.num_dims = 1;
-    anvil_buffer* in = nullptr;
-    ASSERT_EQ(TakeMessage(anvil_buffer_from_host(client, &from, &in, nullptr)), "");
-    anvil_execute_args run{};
-    run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
-    run.inputs = &in;
-    run.num_inputs = 1;
-    anvil_buffer* out = nullptr;
-    anvil_event* done = nullptr;
-    ASSERT_EQ(TakeMessage(anvil_executable_execute(exe, &run, &out, &done)), "");
-    ASSERT_EQ(TakeMessage(anvil_event_await(done)), "");
-    anvil_event_destroy(done);
-    float y[8] = {};
-    anvil_event* copied = nullptr;
-    ASSERT_EQ(TakeMessage(anvil_buffer_to_host(out, y, sizeof(y), &copied)), "");
-    ASSERT_EQ(TakeMessage(anvil_event_await(copied)), "");
-    anvil_event_destroy(copied);
+    const float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    anvil_buffer* in = session.FromHost(x, ANVIL_F32, {8});
+    std::vector<anvil_buffer*> out = session.Execute(exe, {in}, 1);
+    ASSERT_EQ(out.size(), 1u);
+    const std::vector<float> y = session.ToHost<float>(out[0], 8);
     for (int k = 0; k < 8; ++k) EXPECT_EQ(y[k], 3.0f * k) << k;
-    for (anvil_buffer* b : {in, out}) EXPECT_EQ(TakeMessage(anvil_buffer_destroy(b)), "");
+    for (anvil_buffer* b : {in, out[0]}) EXPECT_EQ(TakeMessage(anvil_buffer_destroy(b)), "");
     EXPECT_EQ(TakeMessage(anvil_executable_destroy(exe)), "");
   }
 
@@ -211,26 +187,22 @@ TEST_F(CompileCacheTest, ADirectoryThatCannotBeMadeOnlyCostsTheCache) {
 TEST_F(CompileCacheTest, AFullDiskLeavesNoPartialFiles) {
   // A file-size limit of 64 bytes fails the cache's writes as a full disk
   // would (EFBIG instead of ENOSPC). It is set once the client exists and
-  // lifted before the client goes (and writes its trace).
-  anvil_client_options o{};
-  o.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
-  o.load_all_plugins = 1;
-  o.cache_dir = dir_.c_str();
-  o.trace_path = "";
-  anvil_client* client = nullptr;
-  ASSERT_EQ(TakeMessage(anvil_client_create(&o, &client)), "");
-  struct sigaction ignore {}, previous {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGXFSZ, &ignore, &previous);
-  rlimit old_limit{};
-  getrlimit(RLIMIT_FSIZE, &old_limit);
-  rlimit small = old_limit;
-  small.rlim_cur = 64;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  RunOn(client, kProgram, nullptr);
-  setrlimit(RLIMIT_FSIZE, &old_limit);
-  sigaction(SIGXFSZ, &previous, nullptr);
-  EXPECT_EQ(TakeMessage(anvil_client_destroy(client)), "");
+  // lifted before the client goes.
+  {
+    anvil::testkit::AbiSession session("cpu", Options(dir_, ""));
+    ASSERT_TRUE(session.ok()) << session.error();
+    struct sigaction ignore {}, previous {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ignore, &previous);
+    rlimit old_limit{};
+    getrlimit(RLIMIT_FSIZE, &old_limit);
+    rlimit small = old_limit;
+    small.rlim_cur = 64;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+    RunOn(session, kProgram, nullptr);
+    setrlimit(RLIMIT_FSIZE, &old_limit);
+    sigaction(SIGXFSZ, &previous, nullptr);
+  }
   for (const auto& e : fs::directory_iterator(dir_)) ADD_FAILURE() << "left behind: " << e.path();
   EXPECT_EQ(CompileAndRun(kProgram), 0);  // now it is stored
   EXPECT_EQ(CompileAndRun(kProgram), 1);
@@ -257,15 +229,10 @@ TEST_F(CompileCacheTest, ClientsCompilingOneProgramAtOnceAllGetItRight) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int k = 0; k < 5; ++k) {
-        anvil_client_options o{};
-        o.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
-        o.load_all_plugins = 1;
-        o.cache_dir = dir_.c_str();
-        o.trace_path = "";  // not traced, even if ANVIL_TRACE is set
-        anvil_client* client = nullptr;
-        ASSERT_EQ(TakeMessage(anvil_client_create(&o, &client)), "");
-        RunOn(client, kProgram, nullptr);
-        EXPECT_EQ(TakeMessage(anvil_client_destroy(client)), "");
+        // Not traced, even if ANVIL_TRACE is set.
+        anvil::testkit::AbiSession session("cpu", Options(dir_, ""));
+        ASSERT_TRUE(session.ok()) << session.error();
+        RunOn(session, kProgram, nullptr);
       }
     });
   }

@@ -99,28 +99,20 @@ TEST(CpuTrace, TheClientOptionNamesTheFileAndTwoClientsShareIt) {
   const std::string path = TempPath("option.json");
   std::filesystem::remove(path);
   anvil_client_options options{};
-  options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
-  options.load_all_plugins = 1;
   options.trace_path = path.c_str();
-  anvil_client* first = nullptr;
-  anvil_client* second = nullptr;
-  ANVIL_TESTKIT_ASSERT_OK(anvil_client_create(&options, &first));
-  ANVIL_TESTKIT_ASSERT_OK(anvil_client_create(&options, &second));
-  anvil_device* device = nullptr;
-  ANVIL_TESTKIT_ASSERT_OK(anvil_client_device(second, 0, &device));
-  anvil_compile_args args{};
-  args.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
-  args.device = device;
-  args.format = "hlo";
-  args.program = kProgram;
-  args.program_size = sizeof(kProgram) - 1;
-  anvil_executable* exe = nullptr;
-  ANVIL_TESTKIT_ASSERT_OK(anvil_client_compile(second, &args, &exe));
-  ANVIL_TESTKIT_EXPECT_OK(anvil_executable_destroy(exe));
-  ANVIL_TESTKIT_EXPECT_OK(anvil_client_destroy(second));
-  // The first client still traces into the file: it is written when it goes.
-  EXPECT_FALSE(std::filesystem::exists(path));
-  ANVIL_TESTKIT_EXPECT_OK(anvil_client_destroy(first));
+  {
+    anvil::testkit::AbiSession first("cpu", options);
+    ASSERT_TRUE(first.ok()) << first.error();
+    {
+      anvil::testkit::AbiSession second("cpu", options);
+      ASSERT_TRUE(second.ok()) << second.error();
+      anvil_executable* exe = nullptr;
+      ANVIL_TESTKIT_ASSERT_OK(second.Compile(kProgram, &exe));
+      ANVIL_TESTKIT_EXPECT_OK(anvil_executable_destroy(exe));
+    }
+    // The first client still traces into the file: it is written when it goes.
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
   ASSERT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(Count(ReadTrace(path), "X", "compile", "anvil_client_compile"), 1);
   std::filesystem::remove(path);
