@@ -46,7 +46,7 @@ struct Batch {
 
 }  // namespace
 
-hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options,
+hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, const GlslTarget& target,
                                               Device& device, const anvil_plugin_host_executor& host) {
   CompiledKernels out;
   auto batch = std::make_shared<Batch>();
@@ -54,12 +54,12 @@ hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, cons
   for (const hlo::ComputationPlan& computation : plan.computations) {
     for (const hlo::PlanStep& step : computation.steps) {
       if (step.kind != hlo::PlanStep::Kind::kKernel) continue;
-      auto shaders = EmitKernel(step.kernel, options);
+      auto shaders = target.Emit(step.kernel);
       if (!shaders.ok()) continue;
-      for (const ShaderPass& pass : shaders->passes) {
-        std::string key = GlslKey(pass.glsl);
-        if (!queued.insert(key).second || device.FindPipeline(pass.glsl)) continue;
-        batch->jobs.push_back(Job{std::move(key), pass.glsl, step.kernel.root->name});
+      for (const gpu::KernelPass& pass : shaders->passes) {
+        std::string key = GlslKey(pass.text);
+        if (!queued.insert(key).second || device.FindPipeline(pass.text)) continue;
+        batch->jobs.push_back(Job{std::move(key), pass.text, step.kernel.root->name});
       }
       out.shaders.emplace(&step.kernel, std::move(shaders).value());
     }

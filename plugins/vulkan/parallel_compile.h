@@ -8,7 +8,7 @@
 #include "anvil/anvil_plugin.h"
 #include "hlo/kernel_plan.h"
 #include "hlo/status.h"
-#include "plugins/vulkan/glsl_kernel.h"
+#include "plugins/vulkan/glsl_dialect.h"
 #include "plugins/vulkan/vulkan_device.h"
 #include "plugins/vulkan/vulkan_serialized.h"
 
@@ -18,13 +18,13 @@ namespace anvil::vulkan {
 struct CompiledKernels {
   // By the plan's kernel specs; a kernel the generator refuses is absent
   // (the builder reports it where it meets the kernel).
-  std::unordered_map<const hlo::KernelSpec*, KernelShaders> shaders;
+  std::unordered_map<const hlo::KernelSpec*, gpu::KernelSource> shaders;
   // By GlslKey, but for passes whose pipeline `device` already has.
   KnownSpirv spirv;
 };
 
 // The first compile error, if any, is returned (a bug in the generator).
-hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, const KernelOptions& options,
+hlo::StatusOr<CompiledKernels> CompileKernels(const hlo::ProgramPlan& plan, const GlslTarget& target,
                                               Device& device, const anvil_plugin_host_executor& host);
 
 }  // namespace anvil::vulkan

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/vulkan/glsl_types.h"
+#include "plugins/vulkan/glsl_dialect.h"
 #include "plugins/vulkan/vulkan_api.h"
 
 namespace anvil::vulkan {

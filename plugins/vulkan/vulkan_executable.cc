@@ -13,7 +13,6 @@
 #include "hlo/scan_expander.h"
 #include "hlo/kernel_plan.h"
 #include "plugins/vulkan/arena_layout.h"
-#include "plugins/vulkan/glsl_kernel.h"
 #include "plugins/vulkan/parallel_compile.h"
 #include "plugins/vulkan/spirv_compiler.h"
 
@@ -46,13 +45,12 @@ hlo::Status NotYet(const Instruction& i, const std::string& why) {
 class ProgramBuilder {
  public:
   ProgramBuilder(Executable& exe, const hlo::ProgramPlan& plan, const KnownSpirv* loaded)
-      : exe_(exe), plan_(plan), loaded_(loaded) {
-    options_.features = exe.device_.features;
-    options_.workgroup_size = exe.device_.workgroup_size;
+      : exe_(exe), plan_(plan), loaded_(loaded),
+        target_{GlslDialect(exe.device_.features), gpu::KernelOptions{exe.device_.workgroup_size}} {
     chunk_limit_ = std::max<uint64_t>(exe.device_.max_allocation, 1 << 20);
   }
 
-  const KernelOptions& options() const { return options_; }
+  const GlslTarget& target() const { return target_; }
   // Kernels compiled ahead, all at once (parallel_compile.h).
   void SetCompiled(CompiledKernels compiled) { compiled_ = std::move(compiled); }
 
@@ -125,14 +123,14 @@ class ProgramBuilder {
                      std::vector<Loc>& result, std::vector<Op>& ops) {
     // Emitted ahead with the program's other kernels (taken once: a
     // computation two loops share is built twice), or now.
-    hlo::StatusOr<KernelShaders> emitted = hlo::Internal("not emitted");
+    hlo::StatusOr<gpu::KernelSource> emitted = hlo::Internal("not emitted");
     if (auto ahead = compiled_.shaders.find(&spec); ahead != compiled_.shaders.end()) {
       emitted = std::move(ahead->second);
       compiled_.shaders.erase(ahead);
     } else {
-      emitted = EmitKernel(spec, options_);
+      emitted = target_.Emit(spec);
     }
-    ANVIL_ASSIGN_OR_RETURN(KernelShaders shaders, std::move(emitted));
+    ANVIL_ASSIGN_OR_RETURN(gpu::KernelSource shaders, std::move(emitted));
     ANVIL_ASSIGN_OR_RETURN(result, AllocateShape(spec.root->shape));
     std::vector<Loc> table;
     for (const Instruction* in : shaders.inputs) table.push_back(values.at(in).at(0));
@@ -144,20 +142,20 @@ class ProgramBuilder {
     }
     exe_.tables_.push_back(table);
     for (size_t p = 0; p < shaders.passes.size(); ++p) {
-      const ShaderPass& pass = shaders.passes[p];
-      const std::string key = GlslKey(pass.glsl);
-      const Pipeline* pipeline = exe_.device_.FindPipeline(pass.glsl);
+      const gpu::KernelPass& pass = shaders.passes[p];
+      const std::string key = GlslKey(pass.text);
+      const Pipeline* pipeline = exe_.device_.FindPipeline(pass.text);
       if (!pipeline) {
-        ANVIL_ASSIGN_OR_RETURN(std::vector<uint32_t> words, KernelSpirv(key, pass.glsl, spec.root->name));
+        ANVIL_ASSIGN_OR_RETURN(std::vector<uint32_t> words, KernelSpirv(key, pass.text, spec.root->name));
         std::string why;
-        if (!exe_.device_.AddPipeline(pass.glsl, words, &pipeline, why)) return hlo::Internal(why);
+        if (!exe_.device_.AddPipeline(pass.text, words, &pipeline, why)) return hlo::Internal(why);
       }
       if (recorded_.insert(key).second) exe_.spirv_.emplace_back(key, pipeline->words);
       Op op;
       op.kind = Op::Kind::kDispatch;
       op.pipeline = pipeline;
       op.table = exe_.tables_.size() - 1;
-      const uint64_t groups = (pass.invocations + options_.workgroup_size - 1) / options_.workgroup_size;
+      const uint64_t groups = (pass.invocations + target_.options.workgroup_size - 1) / target_.options.workgroup_size;
       op.groups = static_cast<uint32_t>(std::clamp<uint64_t>(groups, 1, 65535));
       op.what = "%" + spec.root->name + " (" + std::string(spec.root->OpcodeSpelling()) + " " +
                 spec.root->shape.ToString(false) + ")";
@@ -313,7 +311,7 @@ class ProgramBuilder {
   const KnownSpirv* loaded_;
   CompiledKernels compiled_;
   std::unordered_set<std::string> recorded_;  // keys already in exe_.spirv_
-  KernelOptions options_;
+  GlslTarget target_;
   uint64_t chunk_limit_ = 0;
   size_t slots_ = 0;
   std::vector<uint8_t> constant_bytes_;
@@ -334,7 +332,7 @@ hlo::StatusOr<std::unique_ptr<Executable>> Executable::Compile(Device& device, s
   // A serialised executable brings every kernel: nothing to compile ahead
   // (one it lacks is compiled when the builder meets it).
   if (!known) {
-    ANVIL_ASSIGN_OR_RETURN(CompiledKernels compiled, CompileKernels(plan, builder.options(), device, host));
+    ANVIL_ASSIGN_OR_RETURN(CompiledKernels compiled, CompileKernels(plan, builder.target(), device, host));
     builder.SetCompiled(std::move(compiled));
   }
   ANVIL_RETURN_IF_ERROR(builder.Build(**module));

@@ -15,7 +15,7 @@
 #include "conformance/testkit/abi_session.h"
 #include "hlo/hlo_parser.h"
 #include "hlo/kernel_plan.h"
-#include "plugins/vulkan/glsl_kernel.h"
+#include "plugins/vulkan/glsl_dialect.h"
 #include "plugins/vulkan/spirv_compiler.h"
 
 namespace {
@@ -27,21 +27,19 @@ using anvil::hlo::Opcode;
 #define ASSERT_OK(expr) ANVIL_TESTKIT_ASSERT_OK(expr)
 
 // Kernels of one program, generated and compiled without a device.
-std::vector<anvil::vulkan::KernelShaders> KernelsOf(const std::string& hlo,
-                                                    const anvil::vulkan::ShaderFeatures& features) {
+std::vector<anvil::gpu::KernelSource> KernelsOf(const std::string& hlo, const anvil::vulkan::ShaderFeatures& features) {
   auto module = anvil::hlo::ParseHloModule(hlo, {"test", 1});
   EXPECT_TRUE(module.ok()) << module.status().message();
   if (!module.ok()) return {};
   auto plan = anvil::hlo::PlanKernels(**module);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   if (!plan.ok()) return {};
-  std::vector<anvil::vulkan::KernelShaders> kernels;
-  anvil::vulkan::KernelOptions options;
-  options.features = features;
+  std::vector<anvil::gpu::KernelSource> kernels;
+  const anvil::vulkan::GlslTarget target{anvil::vulkan::GlslDialect(features), {}};
   for (const auto& c : plan->computations) {
     for (const auto& step : c.steps) {
       if (step.kind != anvil::hlo::PlanStep::Kind::kKernel) continue;
-      auto shaders = anvil::vulkan::EmitKernel(step.kernel, options);
+      auto shaders = target.Emit(step.kernel);
       EXPECT_TRUE(shaders.ok()) << shaders.status().message();
       if (shaders.ok()) kernels.push_back(std::move(*shaders));
     }
@@ -91,7 +89,7 @@ ENTRY e {
   size_t passes = 0;
   for (const auto& k : kernels) {
     for (const auto& pass : k.passes) {
-      auto words = anvil::vulkan::CompileGlsl(pass.glsl, "test");
+      auto words = anvil::vulkan::CompileGlsl(pass.text, "test");
       ASSERT_TRUE(words.ok()) << words.status().message();
       EXPECT_TRUE(anvil::vulkan::ValidateSpirv(*words).ok());
       ++passes;
@@ -104,7 +102,7 @@ TEST(VulkanCodegen, TheValidatorCatchesABrokenModule) {
   const auto kernels = KernelsOf("HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)\n}\n",
                                  AllFeatures());
   ASSERT_EQ(kernels.size(), 1u);
-  auto words = anvil::vulkan::CompileGlsl(kernels[0].passes.at(0).glsl, "negate");
+  auto words = anvil::vulkan::CompileGlsl(kernels[0].passes.at(0).text, "negate");
   ASSERT_TRUE(words.ok()) << words.status().message();
   std::vector<uint32_t> broken = *words;
   broken.resize(broken.size() - 2);  // cut off the function's end
@@ -119,9 +117,8 @@ TEST(VulkanCodegen, ATypeTheDeviceLacksIsRefusedNamingTheFeature) {
   ASSERT_TRUE(module.ok());
   auto plan = anvil::hlo::PlanKernels(**module);
   ASSERT_TRUE(plan.ok());
-  anvil::vulkan::KernelOptions options;
-  options.features = no_f64;
-  auto shaders = anvil::vulkan::EmitKernel(plan->computations.at(0).steps.at(0).kernel, options);
+  const anvil::vulkan::GlslTarget target{anvil::vulkan::GlslDialect(no_f64), {}};
+  auto shaders = target.Emit(plan->computations.at(0).steps.at(0).kernel);
   ASSERT_FALSE(shaders.ok());
   EXPECT_EQ(shaders.status().code(), anvil::hlo::StatusCode::kUnimplemented);
   EXPECT_NE(shaders.status().message().find("f64 needs the Vulkan feature shaderFloat64"), std::string::npos)

@@ -1,4 +1,4 @@
-#include "plugins/vulkan/glsl_kernel.h"
+#include "plugins/gpu/kernel_emitter.h"
 
 #include <algorithm>
 #include <map>
@@ -7,9 +7,10 @@
 
 #include "hlo/attributes.h"
 #include "hlo/kernel_index.h"
-#include "plugins/vulkan/glsl_scalar.h"
+#include "plugins/gpu/element_types.h"
+#include "plugins/gpu/scalar_emitter.h"
 
-namespace anvil::vulkan {
+namespace anvil::gpu {
 
 using hlo::ElementType;
 using hlo::Instruction;
@@ -38,9 +39,9 @@ void Leaves(const hlo::Shape& s, std::vector<hlo::Shape>& out) {
 
 class Emitter {
  public:
-  Emitter(const hlo::KernelSpec& k, const KernelOptions& o) : k_(k), o_(o), lib_(o.features.float64) {}
+  Emitter(const hlo::KernelSpec& k, const KernelDialect& d, const KernelOptions& o) : k_(k), d_(d), o_(o), lib_(d) {}
 
-  hlo::StatusOr<KernelShaders> Run() {
+  hlo::StatusOr<KernelSource> Run() {
     result_.inputs = k_.inputs;
     Leaves(k_.root->shape, result_.outputs);
     for (const hlo::Shape& s : result_.outputs) ANVIL_RETURN_IF_ERROR(CheckShape(s, *k_.root));
@@ -74,12 +75,12 @@ class Emitter {
 
  private:
   hlo::Status NotYet(const Instruction& i, const std::string& why) {
-    return hlo::Unimplemented("the Vulkan plugin cannot compile %" + i.name + " (" + std::string(i.OpcodeSpelling()) +
+    return hlo::Unimplemented(d_.Compiler() + " cannot compile %" + i.name + " (" + std::string(i.OpcodeSpelling()) +
                               " " + i.shape.ToString(false) + ") yet" + (why.empty() ? "" : ": " + why));
   }
   hlo::Status CheckShape(const hlo::Shape& s, const Instruction& i) {
     if (!s.IsArray()) return NotYet(i, "nested tuples");
-    ANVIL_RETURN_IF_ERROR(CheckTypeSupported(s.element_type(), o_.features));
+    ANVIL_RETURN_IF_ERROR(d_.CheckType(s.element_type()));
     if (s.ElementCount() >= (int64_t{1} << 31)) return NotYet(i, "2^31 elements or more in one array");
     return hlo::OkStatus();
   }
@@ -87,9 +88,8 @@ class Emitter {
   // Element `index` of table entry `n` (an input, or output n - inputs).
   std::string At(int n, ElementType t, const std::string& index) {
     const std::string storage = StorageType(t);
-    buffer_types_.insert(storage);
-    references_[n] = "B_" + storage;
-    return "ref" + std::to_string(n) + ".d[" + index + "]";
+    buffers_[n] = storage;
+    return d_.Element(n, storage, index);
   }
   std::string Out(size_t k, const std::string& index) {
     return At(static_cast<int>(k_.inputs.size() + k), result_.outputs[k].element_type(), index);
@@ -338,14 +338,14 @@ class Emitter {
   }
 
   std::string GridLoop(const std::string& var, int64_t count, const std::string& body) {
-    return "  for (uint " + var + " = gl_GlobalInvocationID.x; " + var + " < " + U(count) + "; " + var +
-           " += gl_NumWorkGroups.x * " + U(o_.workgroup_size) + ") {\n" + body + "  }\n";
+    return "  for (uint " + var + " = " + d_.GlobalIndex() + "; " + var + " < " + U(count) + "; " + var + " += " +
+           d_.GroupCount() + " * " + U(o_.workgroup_size) + ") {\n" + body + "  }\n";
   }
 
   // One workgroup per output element (for few outputs with long sums).
   std::string GroupLoop(const std::string& var, int64_t count, const std::string& body) {
-    return "  for (uint " + var + " = gl_WorkGroupID.x; " + var + " < " + U(count) + "; " + var +
-           " += gl_NumWorkGroups.x) {\n" + body + "  }\n";
+    return "  for (uint " + var + " = " + d_.GroupIndex() + "; " + var + " < " + U(count) + "; " + var + " += " +
+           d_.GroupCount() + ") {\n" + body + "  }\n";
   }
   // Combines each invocation's `value` (when `valid`) across the workgroup
   // by a shared-memory tree; invocation 0 ends with the total in `value`
@@ -353,68 +353,47 @@ class Emitter {
   std::string TreeCombine(const std::string& type, const std::string& value, const std::string& valid,
                           const std::string& combine) {
     if (shared_.find("tree_value") == std::string::npos) {
-      shared_ += "shared " + type + " tree_value[" + std::to_string(o_.workgroup_size) + "];\n";
-      shared_ += "shared bool tree_valid[" + std::to_string(o_.workgroup_size) + "];\n";
+      shared_ += d_.SharedArray(type, "tree_value", o_.workgroup_size);
+      shared_ += d_.SharedArray("bool", "tree_valid", o_.workgroup_size);
     }
     std::string c = combine;
     c.replace(c.find("$A"), 2, "tree_value[lid]");
     c.replace(c.find("$B"), 2, "tree_value[lid + s]");
     std::string t;
     t += "    tree_value[lid] = " + value + ";\n    tree_valid[lid] = " + valid + ";\n";
-    t += "    memoryBarrierShared();\n    barrier();\n";
+    t += d_.Barrier("    ", true);
     t += "    for (uint s = " + U(o_.workgroup_size / 2) + "; s > 0u; s >>= 1) {\n";
     t += "      if (lid < s && tree_valid[lid + s]) {\n";
     t += "        tree_value[lid] = tree_valid[lid] ? " + c + " : tree_value[lid + s];\n";
     t += "        tree_valid[lid] = true;\n      }\n";
-    t += "      memoryBarrierShared();\n      barrier();\n    }\n";
+    t += d_.Barrier("      ", true) + "    }\n";
     t += "    " + value + " = tree_value[0];\n    " + valid + " = tree_valid[0];\n";
-    t += "    barrier();\n";
+    t += d_.Barrier("    ", false);
     return t;
   }
 
-  std::string Shader(const std::string& main_body) {
-    std::string s =
-        "#version 460\n"
-        "#extension GL_EXT_buffer_reference : require\n"
-        "#extension GL_EXT_buffer_reference2 : require\n"
-        "#extension GL_EXT_scalar_block_layout : require\n"
-        "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
-        "#extension GL_EXT_shader_8bit_storage : require\n"
-        "#extension GL_EXT_shader_16bit_storage : require\n";
-    s += "layout(local_size_x = " + std::to_string(o_.workgroup_size) + ") in;\n";
-    s += "layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Args { uint64_t a[]; };\n";
-    for (const std::string& t : buffer_types_) {
-      s += "layout(buffer_reference, scalar, buffer_reference_align = 1) buffer B_" + t + " { " + t + " d[]; };\n";
-    }
-    s += "layout(push_constant, scalar) uniform Push { Args args; } pc;\n";
-    // Each buffer's reference, read from the address table once per
-    // invocation rather than at every access.
-    std::string load_references;
-    for (const auto& [n, type] : references_) {
-      s += type + " ref" + std::to_string(n) + ";\n";
-      load_references += "  ref" + std::to_string(n) + " = " + type + "(pc.args.a[" + std::to_string(n) + "]);\n";
-    }
-    s += shared_;
-    s += lib_.Text();
-    s += functions_;
-    s += nodes_;
-    s += "void main() {\n" + load_references + main_body + "}\n";
-    return s;
+  std::string Module(const std::string& body) {
+    ModuleParts parts;
+    parts.workgroup_size = o_.workgroup_size;
+    parts.buffers = buffers_;
+    parts.declarations = shared_ + lib_.Text() + functions_ + nodes_;
+    parts.body = body;
+    return d_.Module(parts);
   }
 
-  hlo::StatusOr<KernelShaders> Finish(std::vector<std::pair<std::string, uint64_t>> passes) {
-    for (auto& [body, invocations] : passes) result_.passes.push_back({Shader(body), invocations});
+  hlo::StatusOr<KernelSource> Finish(std::vector<std::pair<std::string, uint64_t>> passes) {
+    for (auto& [body, invocations] : passes) result_.passes.push_back({Module(body), invocations});
     return std::move(result_);
   }
 
-  hlo::StatusOr<KernelShaders> Loop() {
+  hlo::StatusOr<KernelSource> Loop() {
     ANVIL_RETURN_IF_ERROR(DefineNode(k_.root));
     const int64_t n = k_.root->shape.ElementCount();
     return Finish({{GridLoop("i", n, "    " + Store(0, "i", Read(k_.root, "i")) + "\n"), n}});
   }
 
   // acc = f(acc, x) over the operand elements that map to each result.
-  hlo::StatusOr<KernelShaders> Reduce() {
+  hlo::StatusOr<KernelSource> Reduce() {
     const Instruction& r = *k_.root;
     const size_t n = r.operands.size() / 2;
     ANVIL_ASSIGN_OR_RETURN(auto reduced, hlo::IntListAttribute(r, "dimensions"));
@@ -446,7 +425,7 @@ class Emitter {
       if (!wide_sum) {
         functions_ += T + " " + fn + "_value(" + T + " a, " + T + " b) { " + T + " r; " + fn + "(a, b, r); return r; }\n";
       }
-      body += "    uint lid = gl_LocalInvocationID.x;\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
+      body += "    uint lid = " + d_.LocalIndex() + ";\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
       body += "    for (uint r = lid; r < " + U(reduced_count) + "; r += " + U(o_.workgroup_size) + ") {\n";
       body += "      " + T + " x = " + T + "(" + Read(r.operands[0], index) + ");\n";
       body += "      acc = have ? " + combine("acc", "x") + " : x;\n      have = true;\n    }\n";
@@ -506,7 +485,7 @@ class Emitter {
                        ConvertExpr(rhs->shape.element_type(), acc_t, Read(rhs, hlo::LinearIndexOf(ri, rhs->shape.dims())), lib_));
   }
 
-  hlo::StatusOr<KernelShaders> Dot() {
+  hlo::StatusOr<KernelSource> Dot() {
     const Instruction& r = *k_.root;
     ANVIL_ASSIGN_OR_RETURN(auto lb, hlo::IntListAttribute(r, "lhs_batch_dims"));
     ANVIL_ASSIGN_OR_RETURN(auto lc, hlo::IntListAttribute(r, "lhs_contracting_dims"));
@@ -540,7 +519,7 @@ class Emitter {
     return Finish({{GridLoop("o", n, body), n}});
   }
 
-  hlo::StatusOr<KernelShaders> Convolution() {
+  hlo::StatusOr<KernelSource> Convolution() {
     const Instruction& r = *k_.root;
     const hlo::Attribute* labels = r.FindAttribute("dim_labels");
     if (!labels) return NotYet(r, "no dim_labels");
@@ -579,7 +558,7 @@ class Emitter {
     body += "    uint ib = bgroup * " + U(out_batch) + " + " + oc[dn.output_batch] + ";\n";
     body += "    " + RegisterType(acc_t) + " acc = " + ZeroExpr(acc_t) + ";\n";
     if (tree) {
-      body += "    uint lid = gl_LocalInvocationID.x;\n";
+      body += "    uint lid = " + d_.LocalIndex() + ";\n";
       body += "    for (uint q = lid; q < " + U(Product(wdims) * kernel_in) + "; q += " + U(o_.workgroup_size) + ") {\n";
       body += features_inner ? "      uint c = q % " + U(kernel_in) + ";\n" : "      uint c = q / " + U(window_count) + ";\n";
     } else {
@@ -618,7 +597,7 @@ class Emitter {
     return Finish({{GridLoop("o", n_out, body), n_out}});
   }
 
-  hlo::StatusOr<KernelShaders> ReduceWindow() {
+  hlo::StatusOr<KernelSource> ReduceWindow() {
     const Instruction& r = *k_.root;
     const size_t n = r.operands.size() / 2;
     const hlo::Attribute* wa = r.FindAttribute("window");
@@ -665,7 +644,7 @@ class Emitter {
 
   // Each result element gathers, in source order, the source values whose
   // window selected it: no two invocations write one element.
-  hlo::StatusOr<KernelShaders> SelectAndScatter() {
+  hlo::StatusOr<KernelSource> SelectAndScatter() {
     const Instruction& r = *k_.root;
     const Instruction* operand = r.operands[0];
     const Instruction* source = r.operands[1];
@@ -730,7 +709,7 @@ class Emitter {
 
   // Pass 1 copies the operands; pass 2 applies the updates one after another
   // in index order (updates may collide, and the combiner need not commute).
-  hlo::StatusOr<KernelShaders> Scatter() {
+  hlo::StatusOr<KernelSource> Scatter() {
     const Instruction& r = *k_.root;
     const size_t n = (r.operands.size() - 1) / 2;
     const Instruction* indices = r.operands[n];
@@ -765,7 +744,7 @@ class Emitter {
     for (int64_t extent : in) wide |= extent > int64_t{1} << 30;
     const std::string IT = wide ? "int64_t" : "int", L = wide ? "l" : "";
     std::vector<std::string> ri(rank, "0" + L);
-    std::string body = "  if (gl_GlobalInvocationID.x != 0u) return;\n";
+    std::string body = "  if (" + d_.GlobalIndex() + " != 0u) return;\n";
     body += "  for (uint k = 0u; k < " + U(Product(up)) + "; ++k) {\n";
     for (size_t c = 0; c < to_operand.size(); ++c) {
       std::vector<std::string> at;
@@ -806,7 +785,7 @@ class Emitter {
 
   // Pass 1 copies the operands; pass 2 sorts each row in place, one
   // invocation per row, by stable insertion.
-  hlo::StatusOr<KernelShaders> Sort() {
+  hlo::StatusOr<KernelSource> Sort() {
     const Instruction& r = *k_.root;
     const size_t n = r.operands.size();
     ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(r, "dimensions"));
@@ -847,7 +826,7 @@ class Emitter {
 
   // op(a) x = b (left side) or x op(a) = b, one invocation per column (or
   // row) of b: forward or back substitution on the effective triangle.
-  hlo::StatusOr<KernelShaders> TriangularSolve() {
+  hlo::StatusOr<KernelSource> TriangularSolve() {
     const Instruction& r = *k_.root;
     const Instruction* a = r.operands[0];
     const Instruction* b = r.operands[1];
@@ -897,18 +876,17 @@ class Emitter {
   // Scratch buffer k of the kernel (after the inputs and outputs), as
   // complex double elements.
   std::string Scratch(size_t k, const std::string& index) {
-    buffer_types_.insert("dvec2");
-    const size_t n = k_.inputs.size() + result_.outputs.size() + k;
-    references_[static_cast<int>(n)] = "B_dvec2";
-    return "ref" + std::to_string(n) + ".d[" + index + "]";
+    const int n = static_cast<int>(k_.inputs.size() + result_.outputs.size() + k);
+    buffers_[n] = "dvec2";
+    return d_.Element(n, "dvec2", index);
   }
 
   // The transform is separable: one pass per dimension, each a direct DFT
   // along it (twiddles exact at quarter turns), in double, between two
   // scratch buffers shaped like the full signal.
-  hlo::StatusOr<KernelShaders> Fft() {
+  hlo::StatusOr<KernelSource> Fft() {
     const Instruction& r = *k_.root;
-    if (!o_.features.float64) return NotYet(r, "the FFT kernels compute in double (shaderFloat64)");
+    if (!d_.HasFloat64()) return NotYet(r, "the FFT kernels compute in double, which this device lacks");
     const std::string type = hlo::StringAttribute(r, "fft_type");
     ANVIL_ASSIGN_OR_RETURN(auto lengths, hlo::IntListAttribute(r, "fft_length"));
     const Instruction* in = r.operands[0];
@@ -925,7 +903,10 @@ class Emitter {
     // Load, as complex, rebuilding the Hermitian half IRFFT's input leaves out.
     const auto c = hlo::CoordinatesOf("i", dims);
     std::string load;
-    auto as_complex = [&](const std::string& v) { return hlo::IsComplex(it) ? "dvec2(" + v + ")" : "dvec2(double(" + v + "), 0.0lf)"; };
+    const std::string zero = d_.DoubleLiteral("0.0"), one = d_.DoubleLiteral("1.0");
+    auto as_complex = [&](const std::string& v) {
+      return hlo::IsComplex(it) ? "dvec2(" + v + ")" : "dvec2(double(" + v + "), " + zero + ")";
+    };
     if (type == "IRFFT") {
       const int64_t stored = in->shape.dims().back(), n = dims.back();
       std::vector<std::string> src(c.begin(), c.end()), mirrored(c.begin(), c.end());
@@ -950,12 +931,14 @@ class Emitter {
     for (int d = rank - n_dims; d < rank; ++d) {
       const int64_t n = dims[d];
       std::string body = "    uint f = " + c[d] + ";\n    uint base = i - f * " + U(strides[d]) + ";\n";
-      body += "    dvec2 sum = dvec2(0.0lf);\n";
+      body += "    dvec2 sum = dvec2(" + zero + ");\n";
       body += "    for (uint e = 0u; e < " + U(n) + "; ++e) {\n";
       body += "      uint m = (f * e) % " + U(n) + ";\n      dvec2 w;\n";
       body += "      if ((4u * m) % " + U(n) + " == 0u) { uint q = (4u * m / " + U(n) +
-              ") % 4u; w = q == 0u ? dvec2(1.0lf, 0.0lf) : q == 1u ? dvec2(0.0lf, -1.0lf) : q == 2u ? dvec2(-1.0lf, 0.0lf) : dvec2(0.0lf, 1.0lf); }\n";
-      body += "      else { dvec2 sc = dsincos(-2.0lf * D_PI * double(m) / double(" + std::to_string(n) + ")); w = dvec2(sc.y, sc.x); }\n";
+              ") % 4u; w = q == 0u ? dvec2(" + one + ", " + zero + ") : q == 1u ? dvec2(" + zero + ", -" + one +
+              ") : q == 2u ? dvec2(-" + one + ", " + zero + ") : dvec2(" + zero + ", " + one + "); }\n";
+      body += "      else { dvec2 sc = dsincos(-" + d_.DoubleLiteral("2.0") + " * D_PI * double(m) / double(" + std::to_string(n) +
+              ")); w = dvec2(sc.y, sc.x); }\n";
       if (inverse) body += "      w.y = -w.y;\n";
       body += "      dvec2 x = " + Scratch(from, "base + e * " + U(strides[d])) + ";\n";
       body += "      sum += dvec2(x.x * w.x - x.y * w.y, x.x * w.y + x.y * w.x);\n    }\n";
@@ -977,7 +960,7 @@ class Emitter {
   // The k largest (or smallest) of each row in order, ties by index: each
   // selection takes the best element ranked after the previous one. Floats
   // rank by total order.
-  hlo::StatusOr<KernelShaders> TopK() {
+  hlo::StatusOr<KernelSource> TopK() {
     const Instruction& r = *k_.root;
     const Instruction* in = r.operands[0];
     ANVIL_ASSIGN_OR_RETURN(int64_t k, hlo::IntAttribute(r, "k", std::nullopt));
@@ -1016,7 +999,7 @@ class Emitter {
   // ragged-dot with a ragged non-contracting lhs dimension: each result row
   // takes the rhs group that group_sizes assigns its lhs row to (zeros past
   // the last group). A ragged batch dimension is a plain dot.
-  hlo::StatusOr<KernelShaders> RaggedDot() {
+  hlo::StatusOr<KernelSource> RaggedDot() {
     const Instruction& r = *k_.root;
     ANVIL_ASSIGN_OR_RETURN(auto lb, hlo::IntListAttribute(r, "lhs_batch_dims"));
     ANVIL_ASSIGN_OR_RETURN(auto rb, hlo::IntListAttribute(r, "rhs_batch_dims"));
@@ -1085,19 +1068,21 @@ class Emitter {
   }
 
   const hlo::KernelSpec& k_;
+  const KernelDialect& d_;
   const KernelOptions& o_;
-  KernelShaders result_;
-  GlslLibrary lib_;
+  KernelSource result_;
+  KernelLibrary lib_;
   std::string functions_, nodes_, shared_;
-  std::set<std::string> emitted_, buffer_types_;
-  std::map<int, std::string> references_;  // table entry -> its buffer reference type
+  std::set<std::string> emitted_;
+  std::map<int, std::string> buffers_;  // table entry -> the storage type of its elements
   std::map<const Instruction*, std::string> fn_;
 };
 
 }  // namespace
 
-hlo::StatusOr<KernelShaders> EmitKernel(const hlo::KernelSpec& kernel, const KernelOptions& options) {
-  return Emitter(kernel, options).Run();
+hlo::StatusOr<KernelSource> EmitKernel(const hlo::KernelSpec& kernel, const KernelDialect& dialect,
+                                       const KernelOptions& options) {
+  return Emitter(kernel, dialect, options).Run();
 }
 
-}  // namespace anvil::vulkan
+}  // namespace anvil::gpu

@@ -1,4 +1,4 @@
-// How each HLO element type lives in a generated GLSL kernel: the type its
+// How each HLO element type lives in a generated kernel: the type its
 // values have in registers, the type of its elements in memory, and the
 // conversions between them. Narrow types are widened in registers and
 // brought back to their own range after every op (wrapped integers, bf16
@@ -10,19 +10,8 @@
 
 #include "hlo/element_type.h"
 #include "hlo/literal.h"
-#include "hlo/status.h"
 
-namespace anvil::vulkan {
-
-// The optional shader capabilities a device has (Vulkan 1.2 feature bits).
-struct ShaderFeatures {
-  bool float64 = false, int64 = false, int16 = false, float16 = false, int8 = false;
-  bool storage8 = false, storage16 = false;
-};
-
-// UNIMPLEMENTED naming the type and the feature when `features` cannot hold
-// or compute `type`.
-hlo::Status CheckTypeSupported(hlo::ElementType type, const ShaderFeatures& features);
+namespace anvil::gpu {
 
 std::string RegisterType(hlo::ElementType type);  // "float", "int", "bool", "vec2"...
 std::string StorageType(hlo::ElementType type);   // "float", "int8_t", "uint16_t"...
@@ -31,9 +20,9 @@ std::string LoadExpr(hlo::ElementType type, const std::string& stored);
 std::string StoreExpr(hlo::ElementType type, const std::string& value);
 // A register value brought back into the type's range after an op.
 std::string Normalize(hlo::ElementType type, const std::string& value);
-// Element `index` of `literal` as a register-typed GLSL expression, bit exact.
+// Element `index` of `literal` as a register-typed expression, bit exact.
 std::string LiteralExpr(const hlo::Literal& literal, int64_t index);
 // The register type's zero.
 std::string ZeroExpr(hlo::ElementType type);
 
-}  // namespace anvil::vulkan
+}  // namespace anvil::gpu

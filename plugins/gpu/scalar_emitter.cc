@@ -1,12 +1,12 @@
-#include "plugins/vulkan/glsl_scalar.h"
+#include "plugins/gpu/scalar_emitter.h"
 
 #include <cctype>
 #include <map>
 
 #include "hlo/attributes.h"
-#include "plugins/vulkan/glsl_types.h"
+#include "plugins/gpu/element_types.h"
 
-namespace anvil::vulkan {
+namespace anvil::gpu {
 
 using hlo::ElementType;
 using hlo::Instruction;
@@ -15,7 +15,7 @@ using hlo::Opcode;
 namespace {
 
 const char* kLibrary =
-#include "plugins/vulkan/glsl_library.inc"
+#include "plugins/gpu/library_helpers.inc"
     ;
 // The high 64 bits of a 128-bit product, from 32-bit halves.
 const char* kMulhi64 = R"GLSL(
@@ -33,7 +33,7 @@ int64_t xmulhi_s64(int64_t a, int64_t b) {
 }
 )GLSL";
 const char* kMath =
-#include "plugins/vulkan/glsl_math.inc"
+#include "plugins/gpu/library_math.inc"
     ;
 
 // The element width XLA's integer ops wrap and shift at.
@@ -48,11 +48,11 @@ std::string Call(const std::string& f, const std::vector<std::string>& args) {
 }
 
 // An elementary function at the register type, computed in double by the
-// plugin's own functions (glsl_math.inc: GLSL has none for double, and
-// drivers' single-precision ones may be several ULP off); on a device
-// without shaderFloat64, GLSL's single-precision builtin.
+// generator's own functions (library_math.inc: GLSL has none for double,
+// and drivers' single-precision ones may be several ULP off); on a device
+// without double, the language's single-precision builtin.
 std::string Transcendental(const std::string& reg, const std::string& f, const std::vector<std::string>& args,
-                           GlslLibrary& lib) {
+                           KernelLibrary& lib) {
   std::vector<std::string> converted;
   if (!lib.float64()) {
     for (const std::string& a : args) converted.push_back("float(" + a + ")");
@@ -65,7 +65,7 @@ std::string Transcendental(const std::string& reg, const std::string& f, const s
 
 std::string CompareDirection(const Instruction& i) { return hlo::StringAttribute(i, "direction"); }
 
-hlo::StatusOr<std::string> CompareExpr(const Instruction& i, const std::vector<std::string>& v, GlslLibrary&) {
+hlo::StatusOr<std::string> CompareExpr(const Instruction& i, const std::vector<std::string>& v, KernelLibrary&) {
   const ElementType a = i.operands[0]->shape.element_type();
   const std::string dir = CompareDirection(i);
   static const std::pair<const char*, const char*> kOps[] = {{"EQ", "=="}, {"NE", "!="}, {"LT", "<"},
@@ -91,7 +91,7 @@ hlo::StatusOr<std::string> CompareExpr(const Instruction& i, const std::vector<s
   return "(" + x + " " + op + " " + y + ")";
 }
 
-hlo::StatusOr<std::string> FloatUnary(Opcode op, const std::string& T, const std::string& x, GlslLibrary& lib) {
+hlo::StatusOr<std::string> FloatUnary(Opcode op, const std::string& T, const std::string& x, KernelLibrary& lib) {
   auto need = [&](const char* family) {
     lib.Need("MATH");
     lib.Need(std::string(family) + "(" + T + ")");
@@ -132,7 +132,7 @@ hlo::StatusOr<std::string> FloatUnary(Opcode op, const std::string& T, const std
 }
 
 hlo::StatusOr<std::string> FloatBinary(Opcode op, const std::string& T, const std::string& x, const std::string& y,
-                                       GlslLibrary& lib) {
+                                       KernelLibrary& lib) {
   auto need = [&](const char* family) {
     lib.Need("MATH");
     lib.Need(std::string(family) + "(" + T + ")");
@@ -151,7 +151,7 @@ hlo::StatusOr<std::string> FloatBinary(Opcode op, const std::string& T, const st
   }
 }
 
-hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector<std::string>& v, GlslLibrary& lib) {
+hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector<std::string>& v, KernelLibrary& lib) {
   // c64's functions beyond arithmetic compute in double and round once.
   const bool arithmetic = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply ||
                           op == Opcode::kDivide || op == Opcode::kNegate || op == Opcode::kCopy ||
@@ -202,7 +202,7 @@ hlo::StatusOr<std::string> ComplexOp(Opcode op, ElementType t, const std::vector
 }
 
 hlo::StatusOr<std::string> IntegerOp(const Instruction& i, ElementType t, const std::vector<std::string>& v,
-                                     GlslLibrary& lib) {
+                                     KernelLibrary& lib) {
   const std::string T = RegisterType(t);
   const std::string U = Is64(t) ? "uint64_t" : "uint";
   const bool is_signed = hlo::IsSignedInt(t);
@@ -244,7 +244,7 @@ hlo::StatusOr<std::string> IntegerOp(const Instruction& i, ElementType t, const 
 
 }  // namespace
 
-std::string GlslLibrary::Text() const {
+std::string KernelLibrary::Text() const {
   std::string text = kLibrary;
   if (needed_.count("MATH")) text += kMath;
   if (needed_.count("MULHI64")) text += kMulhi64;
@@ -254,11 +254,11 @@ std::string GlslLibrary::Text() const {
   return text;
 }
 
-hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vector<std::string>& v, GlslLibrary& lib) {
+hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vector<std::string>& v, KernelLibrary& lib) {
   const ElementType t = i.shape.element_type();
   const ElementType a = i.operands.empty() ? t : i.operands[0]->shape.element_type();
   auto unimplemented = [&] {
-    return hlo::Unimplemented("the Vulkan plugin has no kernel for " + std::string(i.OpcodeSpelling()) + " on " +
+    return hlo::Unimplemented(lib.dialect().Compiler() + " has no kernel for " + std::string(i.OpcodeSpelling()) + " on " +
                               std::string(hlo::HloName(a)) + " yet");
   };
   hlo::StatusOr<std::string> e = hlo::Unimplemented("");
@@ -334,10 +334,10 @@ hlo::StatusOr<std::string> ElementwiseExpr(const Instruction& i, const std::vect
 }
 
 hlo::StatusOr<std::string> CustomCallExpr(const Instruction& i, const std::string& function,
-                                          const std::vector<std::string>& v, GlslLibrary& lib) {
+                                          const std::vector<std::string>& v, KernelLibrary& lib) {
   const ElementType t = i.shape.element_type();
   auto refuse = [&] {
-    return hlo::Unimplemented("the Vulkan plugin has no kernel for " + function + " on " + std::string(hlo::HloName(t)));
+    return hlo::Unimplemented(lib.dialect().Compiler() + " has no kernel for " + function + " on " + std::string(hlo::HloName(t)));
   };
   static const std::map<std::string, Opcode> kOpcodes = {
       {"acos", Opcode::kAcos}, {"acosh", Opcode::kAcosh}, {"asin", Opcode::kAsin}, {"asinh", Opcode::kAsinh},
@@ -371,7 +371,7 @@ hlo::StatusOr<std::string> CustomCallExpr(const Instruction& i, const std::strin
                            bits + " - " + one + ")") + ")";
   }
   if (!hlo::IsFloat(t) || !lib.float64()) return refuse();
-  // name -> (function in glsl_math.inc, arity)
+  // name -> (function in library_math.inc, arity)
   static const std::map<std::string, std::pair<std::string, size_t>> kDouble = {
       {"lgamma", {"dlgamma", 1}},          {"digamma", {"ddigamma", 1}},
       {"erf_inv", {"derf_inv", 1}},        {"erfc", {"derfc", 1}},
@@ -386,7 +386,7 @@ hlo::StatusOr<std::string> CustomCallExpr(const Instruction& i, const std::strin
   return Normalize(t, RegisterType(t) + "(" + Call(f->second.first, args) + ")");
 }
 
-std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, GlslLibrary& lib) {
+std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, KernelLibrary& lib) {
   const std::string T = RegisterType(to);
   if (from == to) return v;
   if (hlo::IsPred(to)) {
@@ -458,7 +458,7 @@ bool IsAddition(const hlo::Computation& c) {
          r->operands[0] != r->operands[1];
 }
 
-hlo::StatusOr<std::string> EmitScalarComputation(const hlo::Computation& c, GlslLibrary& lib, std::string& functions,
+hlo::StatusOr<std::string> EmitScalarComputation(const hlo::Computation& c, KernelLibrary& lib, std::string& functions,
                                                  std::set<std::string>& emitted) {
   std::string name = "fn_";
   for (char ch : c.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
@@ -470,7 +470,7 @@ hlo::StatusOr<std::string> EmitScalarComputation(const hlo::Computation& c, Glsl
     if (!s.IsArray() || s.ElementCount() != 1) {
       return hlo::Unimplemented("a combiner computation %" + c.name + " with a non-scalar parameter");
     }
-    signature += (p ? ", " : "") + std::string("in ") + RegisterType(s.element_type()) + " p" + std::to_string(p);
+    signature += (p ? ", " : "") + lib.dialect().InParameter(RegisterType(s.element_type()), "p" + std::to_string(p));
   }
   std::vector<const Instruction*> results;
   if (c.root->opcode == Opcode::kTuple) {
@@ -479,8 +479,8 @@ hlo::StatusOr<std::string> EmitScalarComputation(const hlo::Computation& c, Glsl
     results.push_back(c.root);
   }
   for (size_t r = 0; r < results.size(); ++r) {
-    signature += (c.parameters.empty() && r == 0 ? "" : ", ") + std::string("out ") +
-                 RegisterType(results[r]->shape.element_type()) + " r" + std::to_string(r);
+    signature += (c.parameters.empty() && r == 0 ? "" : ", ") +
+                 lib.dialect().OutParameter(RegisterType(results[r]->shape.element_type()), "r" + std::to_string(r));
   }
   signature += ")";
   std::map<const Instruction*, std::string> value;
@@ -530,4 +530,4 @@ hlo::StatusOr<std::string> EmitScalarComputation(const hlo::Computation& c, Glsl
   return name;
 }
 
-}  // namespace anvil::vulkan
+}  // namespace anvil::gpu

@@ -1,9 +1,9 @@
-#include "plugins/vulkan/glsl_types.h"
+#include "plugins/gpu/element_types.h"
 
 #include <cstdio>
 #include <cstring>
 
-namespace anvil::vulkan {
+namespace anvil::gpu {
 
 using hlo::ElementType;
 
@@ -27,30 +27,6 @@ int WrapBits(ElementType t) {
 }
 
 }  // namespace
-
-hlo::Status CheckTypeSupported(ElementType t, const ShaderFeatures& f) {
-  auto refuse = [&](const char* feature) {
-    return hlo::Unimplemented(std::string(hlo::HloName(t)) + " needs the Vulkan feature " + feature +
-                              ", which this device lacks");
-  };
-  switch (t) {
-    case ElementType::kPred: case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
-    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8:
-      return f.storage8 && f.int8 ? hlo::OkStatus() : refuse(f.storage8 ? "shaderInt8" : "storageBuffer8BitAccess");
-    case ElementType::kS16: case ElementType::kU16: case ElementType::kBF16:
-      return f.storage16 && f.int16 ? hlo::OkStatus() : refuse(f.storage16 ? "shaderInt16" : "storageBuffer16BitAccess");
-    case ElementType::kF16:
-      return f.storage16 && f.float16 ? hlo::OkStatus() : refuse(f.storage16 ? "shaderFloat16" : "storageBuffer16BitAccess");
-    case ElementType::kS32: case ElementType::kU32: case ElementType::kF32: case ElementType::kC64:
-      return hlo::OkStatus();
-    case ElementType::kS64: case ElementType::kU64:
-      return f.int64 ? hlo::OkStatus() : refuse("shaderInt64");
-    case ElementType::kF64: case ElementType::kC128:
-      return f.float64 ? hlo::OkStatus() : refuse("shaderFloat64");
-    default:
-      return hlo::Unimplemented("the Vulkan plugin has no kernels for " + std::string(hlo::HloName(t)) + " yet");
-  }
-}
 
 std::string RegisterType(ElementType t) {
   switch (t) {
@@ -152,4 +128,4 @@ std::string LiteralExpr(const hlo::Literal& literal, int64_t k) {
 
 std::string ZeroExpr(ElementType t) { return RegisterType(t) + "(0)"; }
 
-}  // namespace anvil::vulkan
+}  // namespace anvil::gpu

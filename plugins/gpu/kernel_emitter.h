@@ -1,0 +1,38 @@
+// Kernel source for one planned kernel (hlo/kernel_plan.h), in a dialect
+// (kernel_dialect.h). Every buffer is reached through its device address:
+// the kernel gets the address of a table with one address per kernel
+// input, then per output, then per scratch buffer, so a kernel has no
+// binding slots and no binding-size limit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hlo/kernel_plan.h"
+#include "hlo/status.h"
+#include "plugins/gpu/kernel_dialect.h"
+
+namespace anvil::gpu {
+
+struct KernelPass {
+  std::string text;          // the module, in the dialect's language
+  uint64_t invocations = 0;  // how many the pass runs (a grid-stride loop covers any rest)
+};
+
+struct KernelSource {
+  // Run in order, each seeing what the one before wrote.
+  std::vector<KernelPass> passes;
+  std::vector<const hlo::Instruction*> inputs;  // table entries 0..n-1
+  std::vector<hlo::Shape> outputs;              // then one per array leaf of the root
+  std::vector<uint64_t> scratch_bytes;          // then working memory the passes share
+};
+
+struct KernelOptions {
+  uint32_t workgroup_size = 64;
+};
+
+hlo::StatusOr<KernelSource> EmitKernel(const hlo::KernelSpec& kernel, const KernelDialect& dialect,
+                                       const KernelOptions& options);
+
+}  // namespace anvil::gpu
