@@ -24,6 +24,7 @@ struct ModuleParts {
   // kernel touches (inputs, then outputs, then scratch buffers).
   std::map<int, std::string> buffers;
   std::string declarations;  // module-scope: shared arrays, library, functions
+  std::string elements;      // the element functions (ElementFunction), which read buffers
   std::string body;          // the kernel's statements
 };
 
@@ -58,6 +59,14 @@ class KernelDialect {
   // generator's functions return several values through the latter).
   virtual std::string InParameter(const std::string& type, const std::string& name) const = 0;
   virtual std::string OutParameter(const std::string& type, const std::string& name) const = 0;
+
+  // The function `type name(uint i)` giving element i of a fused value:
+  // `body` is one statement, or lines each ending in a newline.
+  virtual std::string ElementFunction(const std::string& type, const std::string& name,
+                                      const std::string& body) const = 0;
+  // The helper library (scalar_emitter's KernelLibrary, written in GLSL)
+  // as this language reads it.
+  virtual std::string Library(const std::string& glsl) const = 0;
 
   // Element `index` of table entry `entry`, whose elements are `storage`.
   virtual std::string Element(int entry, const std::string& storage, const std::string& index) const = 0;

@@ -51,8 +51,8 @@ class Emitter {
       ANVIL_RETURN_IF_ERROR(CheckShape(in->shape, *in));
       const std::string T = RegisterType(in->shape.element_type());
       const std::string name = "e" + std::to_string(fn_.size());
-      nodes_ += T + " " + name + "(uint i) { return " +
-                LoadExpr(in->shape.element_type(), At(static_cast<int>(n), in->shape.element_type(), "i")) + "; }\n";
+      nodes_ += d_.ElementFunction(
+          T, name, "return " + LoadExpr(in->shape.element_type(), At(static_cast<int>(n), in->shape.element_type(), "i")) + ";");
       fn_[in] = name;
     }
     for (const Instruction* f : k_.fused) ANVIL_RETURN_IF_ERROR(DefineNode(f));
@@ -115,7 +115,7 @@ class Emitter {
       if (status.message().find("%" + i->name) != std::string::npos) return status;
       return NotYet(*i, status.message());
     }
-    nodes_ += T + " " + name + "(uint i) {\n" + body + "}\n";
+    nodes_ += d_.ElementFunction(T, name, body);
     fn_[i] = name;
     return hlo::OkStatus();
   }
@@ -376,7 +376,8 @@ class Emitter {
     ModuleParts parts;
     parts.workgroup_size = o_.workgroup_size;
     parts.buffers = buffers_;
-    parts.declarations = shared_ + lib_.Text() + functions_ + nodes_;
+    parts.declarations = shared_ + d_.Library(lib_.Text()) + functions_;
+    parts.elements = nodes_;
     parts.body = body;
     return d_.Module(parts);
   }

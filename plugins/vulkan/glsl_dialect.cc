@@ -47,6 +47,12 @@ std::string GlslDialect::OutParameter(const std::string& type, const std::string
   return "out " + type + " " + name;
 }
 
+std::string GlslDialect::ElementFunction(const std::string& type, const std::string& name,
+                                         const std::string& body) const {
+  if (body.find('\n') == std::string::npos) return type + " " + name + "(uint i) { " + body + " }\n";
+  return type + " " + name + "(uint i) {\n" + body + "}\n";
+}
+
 // Each table entry is a buffer reference, loaded from the table once per
 // invocation (in Module) rather than at every access.
 std::string GlslDialect::Element(int entry, const std::string& /*storage*/, const std::string& index) const {
@@ -77,6 +83,7 @@ std::string GlslDialect::Module(const gpu::ModuleParts& parts) const {
     load_references += "  ref" + n + " = " + type + "(pc.args.a[" + n + "]);\n";
   }
   s += parts.declarations;
+  s += parts.elements;
   s += "void main() {\n" + load_references + parts.body + "}\n";
   return s;
 }

@@ -35,6 +35,8 @@ class GlslDialect : public gpu::KernelDialect {
   std::string OutParameter(const std::string& type, const std::string& name) const override;
   std::string Element(int entry, const std::string& storage, const std::string& index) const override;
   std::string DoubleLiteral(const std::string& decimal) const override { return decimal + "lf"; }
+  std::string ElementFunction(const std::string& type, const std::string& name, const std::string& body) const override;
+  std::string Library(const std::string& glsl) const override { return glsl; }
   std::string Module(const gpu::ModuleParts& parts) const override;
 
  private:

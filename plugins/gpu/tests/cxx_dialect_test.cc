@@ -1,0 +1,102 @@
+// The C++ dialects (CUDA, HIP) of the kernel generator, without a compiler:
+// literal rewriting, and modules that keep no GLSL-only syntax. Compiling
+// them is the CUDA and ROCm plugins' tests' business.
+#include "plugins/gpu/cxx_dialect.h"
+
+#include <gtest/gtest.h>
+
+#include "hlo/hlo_parser.h"
+#include "hlo/kernel_plan.h"
+#include "plugins/gpu/kernel_emitter.h"
+
+namespace anvil::gpu {
+namespace {
+
+TEST(WithoutDoubleSuffixes, DropsGlslsSuffixAndKeepsLiteralsDouble) {
+  EXPECT_EQ(WithoutDoubleSuffixes("x = 1.5lf;"), "x = 1.5;");
+  EXPECT_EQ(WithoutDoubleSuffixes("x = 2lf / 3lf;"), "x = 2.0 / 3.0;");  // still double division
+  EXPECT_EQ(WithoutDoubleSuffixes("6.93147e-01lf, 1e+10lf)"), "6.93147e-01, 1e+10)");
+  EXPECT_EQ(WithoutDoubleSuffixes(".5lf"), ".5");
+  // Not literals: identifiers ending in digits, and suffixes of other kinds.
+  EXPECT_EQ(WithoutDoubleSuffixes("x2lf + 0l + 3ul + self"), "x2lf + 0l + 3ul + self");
+}
+
+// One kernel of each kind the generator has.
+const char* kEveryKind = R"(HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+less { a = s32[] parameter(0)  b = s32[] parameter(1)  c = f16[] parameter(2)  d = f16[] parameter(3)
+       ROOT l = pred[] compare(a, b), direction=LT }
+ENTRY e {
+  x = f32[4,6] parameter(0)
+  y = f32[6,3] parameter(1)
+  k = s32[8] parameter(2)
+  h = f16[8] parameter(3)
+  img = f32[1,6,6,2] parameter(4)
+  w = f32[3,3,2,4] parameter(5)
+  c = c64[3] parameter(6)
+  t = f32[6,4] transpose(x), dimensions={1,0}
+  d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
+  conv = f32[1,4,4,4] convolution(img, w), window={size=3x3}, dim_labels=b01f_01io->b01f
+  sorted = (s32[8], f16[8]) sort(k, h), dimensions={0}, to_apply=less
+  cs = c64[3] sqrt(c)
+  ROOT out = (f32[6,4], f32[4,3], f32[4], f32[1,4,4,4], (s32[8], f16[8]), c64[3]) tuple(t, d, r, conv, sorted, cs)
+})";
+
+std::vector<KernelSource> Emit(const CxxDialect& dialect) {
+  auto module = hlo::ParseHloModule(kEveryKind, {"test", 1});
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return {};
+  auto plan = hlo::PlanKernels(**module);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  if (!plan.ok()) return {};
+  std::vector<KernelSource> kernels;
+  for (const auto& c : plan->computations) {
+    for (const auto& step : c.steps) {
+      if (step.kind != hlo::PlanStep::Kind::kKernel) continue;
+      auto source = EmitKernel(step.kernel, dialect, {});
+      EXPECT_TRUE(source.ok()) << source.status().message();
+      if (source.ok()) kernels.push_back(std::move(*source));
+    }
+  }
+  return kernels;
+}
+
+TEST(CxxDialect, ModulesHaveOneEntryAndNoGlslOnlySyntax) {
+  for (auto language : {CxxDialect::Language::kCuda, CxxDialect::Language::kHip}) {
+    const CxxDialect dialect(language, "the test plugin");
+    const auto kernels = Emit(dialect);
+    ASSERT_GE(kernels.size(), 6u);
+    for (const auto& k : kernels) {
+      for (const auto& pass : k.passes) {
+        const std::string& s = pass.text;
+        EXPECT_NE(s.find("extern \"C\" __global__ void __launch_bounds__(64) anvil_kernel(const uint64_t* table)"),
+                  std::string::npos);
+        for (const char* glsl : {"#version", "gl_", "barrier()", "layout(", "shared ", "in float", "out float", "lf)"}) {
+          EXPECT_EQ(s.find(glsl), std::string::npos) << glsl << " in\n" << s;
+        }
+      }
+    }
+  }
+}
+
+TEST(CxxDialect, HipMarksTheModulesFunctionsForTheDevice) {
+  const auto kernels = Emit(CxxDialect(CxxDialect::Language::kHip, "the test plugin"));
+  ASSERT_FALSE(kernels.empty());
+  const std::string& s = kernels[0].passes.at(0).text;
+  EXPECT_NE(s.find("#pragma clang force_cuda_host_device begin"), std::string::npos);
+  EXPECT_LT(s.find("#pragma clang force_cuda_host_device end"), s.find("__global__"));
+}
+
+TEST(CxxDialect, RefusesOnlyTypesItHasNoKernelsFor) {
+  const CxxDialect dialect(CxxDialect::Language::kCuda, "the CUDA plugin");
+  EXPECT_TRUE(dialect.CheckType(hlo::ElementType::kF64).ok());
+  EXPECT_TRUE(dialect.CheckType(hlo::ElementType::kF16).ok());
+  const hlo::Status f8 = dialect.CheckType(hlo::ElementType::kF8E4M3FN);
+  EXPECT_EQ(f8.code(), hlo::StatusCode::kUnimplemented);
+  EXPECT_NE(f8.message().find("the CUDA plugin has no kernels for f8e4m3fn"), std::string::npos) << f8.message();
+}
+
+}  // namespace
+}  // namespace anvil::gpu
