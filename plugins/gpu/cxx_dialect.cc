@@ -12,7 +12,8 @@ const char* kPrelude =
 
 // f16 in memory and as GLSL's float16_t: PTX's conversions on CUDA (NVRTC
 // compiles without headers, and cuda_fp16.h needs the toolkit's), the
-// language's _Float16 on HIP.
+// language's _Float16 on HIP. Then what one language's device library
+// lacks.
 const char* kCudaHalf = R"CXX(
 struct float16_t {
   unsigned short bits;
@@ -22,6 +23,8 @@ struct float16_t {
 };
 inline float16_t uint16BitsToFloat16(uint16_t b) { float16_t h; h.bits = b; return h; }
 inline uint16_t float16BitsToUint16(float16_t h) { return h.bits; }
+// HIP's headers have this overload; NVRTC's built-in declarations do not.
+inline int64_t abs(int64_t x) { return x < 0 ? -x : x; }
 )CXX";
 
 const char* kHipHalf = R"CXX(
@@ -92,7 +95,8 @@ std::string CxxDialect::Module(const ModuleParts& parts) const {
   std::string s;
   // NVRTC compiles with -default-device; clang needs every function of the
   // module marked for the device.
-  if (language_ == Language::kHip) s += "#pragma clang force_cuda_host_device begin\n";
+  // hiprtc and clang need HIP's device declarations (NVRTC has CUDA's built in).
+  if (language_ == Language::kHip) s += "#include <hip/hip_runtime.h>\n#pragma clang force_cuda_host_device begin\n";
   s += language_ == Language::kCuda ? "#define ANVIL_MEMCPY memcpy\n" : "#define ANVIL_MEMCPY __builtin_memcpy\n";
   s += kPrelude;
   s += language_ == Language::kCuda ? kCudaHalf : kHipHalf;
