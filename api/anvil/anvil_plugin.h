@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define ANVIL_PLUGIN_ABI_MAJOR 0
-#define ANVIL_PLUGIN_ABI_MINOR 3
+#define ANVIL_PLUGIN_ABI_MINOR 4
 
 #define ANVIL_PLUGIN_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -147,8 +147,21 @@ typedef struct anvil_plugin_api {
    * plugin only ever reads it. */
   anvil_plugin_error* (*memory_wrap_host)(anvil_plugin_context* context, size_t device, const void* data,
                                           size_t bytes, anvil_plugin_memory** out_memory);
+
+  /* --- optional, since minor 4: compile-only targets */
+  /* What the plugin compiles for with no device present (XLA's deviceless
+   * compile, PJRT's topology): a program's kernels are generated and
+   * compiled for the target's instruction set, and nothing runs. A plugin
+   * may list targets whether or not it has devices. */
+  anvil_plugin_error* (*target_count)(anvil_plugin_context* context, size_t* out_count);
+  /* The target's name ("sm_90", "gfx90a"); it lives as long as `context`. */
+  anvil_plugin_error* (*target_name)(anvil_plugin_context* context, size_t target, const char** out_name);
+  /* Compiles `hlo_text` (as executable_compile gets it) for `target`, and
+   * keeps nothing; an error says why the program does not compile for it. */
+  anvil_plugin_error* (*target_compile)(anvil_plugin_context* context, size_t target, const char* hlo_text,
+                                        size_t hlo_size, const char* options);
 } anvil_plugin_api;
-#define ANVIL_PLUGIN_API_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_api, memory_wrap_host)
+#define ANVIL_PLUGIN_API_STRUCT_SIZE ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_api, target_compile)
 
 /* The one symbol a plugin exports. */
 #define ANVIL_PLUGIN_GET_API_SYMBOL "anvil_plugin_get_api"
