@@ -1,0 +1,266 @@
+// The CUDA plugin's entry point. Every device the driver (libcuda.so.1,
+// opened at run time) lists is an Anvil device; with no driver or no GPU the
+// plugin still loads, has zero devices and says why. Programs compile
+// through the GPU layer's generator in its CUDA dialect and NVRTC (also
+// opened at run time). Compile-only targets (sm_80, sm_90) compile a
+// program's kernels for those GPUs with no device present.
+//
+// Not written yet (issue 13): running a program on a device. The device
+// program (where values live, the arena, the host walker for control flow)
+// is still the Vulkan plugin's; compiling for a device says so.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil_plugin.h"
+#include "plugins/common/plugin_support.h"
+#include "plugins/cuda/cuda_driver.h"
+#include "plugins/cuda/cuda_kernels.h"
+#include "plugins/cuda/nvrtc_compiler.h"
+
+struct anvil_plugin_memory {
+  size_t device;
+  anvil::cuda::CUdeviceptr pointer;
+  size_t bytes;
+};
+
+namespace {
+
+using anvil::cuda::CudaDriver;
+using anvil::cuda::CUcontext;
+using anvil::cuda::CUdeviceptr;
+using anvil::cuda::NvrtcCompiler;
+using anvil::plugin::AsyncCompletion;
+using anvil::plugin::BaseApi;
+using anvil::plugin::Error;
+using anvil::plugin::FromStatus;
+using anvil::plugin::kInvalidArgument;
+using anvil::plugin::kUnimplemented;
+
+// The GPUs compile-only targets stand for: A100 (sm_80) and H100/H200
+// (sm_90), where NVRTC can compile for them.
+constexpr int kTargetSms[] = {80, 90};
+
+struct Target {
+  int sm;
+  std::string name;  // "sm_90"
+};
+
+}  // namespace
+
+struct anvil_plugin_context {
+  anvil_plugin_host_executor executor;
+  const CudaDriver& driver;
+  std::vector<CUcontext> contexts;  // each device's primary context
+  const NvrtcCompiler* nvrtc = nullptr;
+  std::string why_no_nvrtc;
+  std::vector<Target> targets;
+};
+
+namespace {
+
+anvil_plugin_error* FromCuda(anvil_plugin_context* context, anvil::cuda::CUresult result, const char* call) {
+  return FromStatus(context->driver.Check(result, call));
+}
+
+anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
+  if (!executor || executor->struct_size < ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)) {
+    return Error(kInvalidArgument, "the CUDA plugin needs core's host executor");
+  }
+  auto context = std::unique_ptr<anvil_plugin_context>(
+      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), CudaDriver::Get(), {}, nullptr, {}, {}});
+  const auto& list = context->driver.DeviceList();
+  if (list.devices.empty()) {
+    // Loading still succeeds: a machine without a GPU has zero devices here.
+    std::fprintf(stderr, "anvil cuda plugin: no devices: %s\n", list.reason.c_str());
+  }
+  for (const auto& device : list.devices) {
+    CUcontext c = nullptr;
+    if (auto* e = FromCuda(context.get(), context->driver.api().cuDevicePrimaryCtxRetain(&c, device.device),
+                           "cuDevicePrimaryCtxRetain")) {
+      for (size_t k = 0; k < context->contexts.size(); ++k) {
+        context->driver.api().cuDevicePrimaryCtxRelease(list.devices[k].device);
+      }
+      return e;
+    }
+    context->contexts.push_back(c);
+  }
+  auto nvrtc = NvrtcCompiler::Get();
+  if (nvrtc.ok()) {
+    context->nvrtc = *nvrtc;
+    for (int sm : kTargetSms) {
+      for (int supported : context->nvrtc->SupportedArchs()) {
+        if (supported == sm) context->targets.push_back({sm, "sm_" + std::to_string(sm)});
+      }
+    }
+  } else {
+    context->why_no_nvrtc = nvrtc.status().message();
+    std::fprintf(stderr, "anvil cuda plugin: cannot compile: %s\n", context->why_no_nvrtc.c_str());
+  }
+  *out = context.release();
+  return nullptr;
+}
+
+void ContextDestroy(anvil_plugin_context* context) {
+  const auto& list = context->driver.DeviceList();
+  for (size_t k = 0; k < context->contexts.size(); ++k) {
+    context->driver.api().cuDevicePrimaryCtxRelease(list.devices[k].device);
+  }
+  delete context;
+}
+
+size_t Devices(anvil_plugin_context* context) { return context->contexts.size(); }
+
+anvil_plugin_error* DeviceCount(anvil_plugin_context* context, size_t* out) {
+  *out = Devices(context);
+  return nullptr;
+}
+
+anvil_plugin_error* CheckDevice(anvil_plugin_context* context, size_t device) {
+  if (device < Devices(context)) return nullptr;
+  const std::string& reason = context->driver.DeviceList().reason;
+  return Error(kInvalidArgument, "the CUDA plugin has " + std::to_string(Devices(context)) + " devices, not device " +
+                                     std::to_string(device) + (reason.empty() ? "" : " (" + reason + ")"));
+}
+
+// Makes `device`'s context the calling thread's.
+anvil_plugin_error* Use(anvil_plugin_context* context, size_t device) {
+  if (auto* e = CheckDevice(context, device)) return e;
+  return FromCuda(context, context->driver.api().cuCtxSetCurrent(context->contexts[device]), "cuCtxSetCurrent");
+}
+
+anvil_plugin_error* DeviceProperties(anvil_plugin_context* context, size_t device, anvil_plugin_device_properties* out) {
+  if (auto* e = CheckDevice(context, device)) return e;
+  const auto& d = context->driver.DeviceList().devices[device];
+  out->kind = "cuda";
+  out->name = d.name.c_str();
+  out->memory_bytes = d.total_memory;
+  return nullptr;
+}
+
+anvil_plugin_error* Allocate(anvil_plugin_context* context, size_t device, size_t bytes, anvil_plugin_memory** out) {
+  if (auto* e = Use(context, device)) return e;
+  CUdeviceptr pointer = 0;
+  // cuMemAlloc refuses zero bytes; an empty array still gets a handle.
+  if (bytes) {
+    if (auto* e = FromCuda(context, context->driver.api().cuMemAlloc(&pointer, bytes), "cuMemAlloc")) return e;
+  }
+  *out = new anvil_plugin_memory{device, pointer, bytes};
+  return nullptr;
+}
+
+void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
+  if (!memory) return;
+  if (memory->pointer) {
+    // Nothing can report a failure here: a context that cannot be made
+    // current leaves the memory to the context's release.
+    if (anvil_plugin_error* e = Use(context, memory->device)) {
+      anvil::plugin::ErrorDestroy(e);
+    } else {
+      context->driver.api().cuMemFree(memory->pointer);
+    }
+  }
+  delete memory;
+}
+
+// Copies run on one of core's host threads, which waits for the driver:
+// synchronous copies from pageable host memory (what the caller hands in).
+anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
+                                 size_t bytes, anvil_plugin_done done, void* user) {
+  if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
+  AsyncCompletion(context->executor, "memory_copy_from_host", done, user, [=]() -> anvil_plugin_error* {
+    if (!bytes) return nullptr;
+    if (auto* e = Use(context, memory->device)) return e;
+    const auto& api = context->driver.api();
+    if (auto* e = FromCuda(context, api.cuMemcpyHtoDAsync(memory->pointer, src, bytes, nullptr), "cuMemcpyHtoDAsync")) {
+      return e;
+    }
+    return FromCuda(context, api.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  });
+  return nullptr;
+}
+
+anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
+                               anvil_plugin_done done, void* user) {
+  if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
+  AsyncCompletion(context->executor, "memory_copy_to_host", done, user, [=]() -> anvil_plugin_error* {
+    if (!bytes) return nullptr;
+    if (auto* e = Use(context, memory->device)) return e;
+    const auto& api = context->driver.api();
+    if (auto* e = FromCuda(context, api.cuMemcpyDtoHAsync(dst, memory->pointer, bytes, nullptr), "cuMemcpyDtoHAsync")) {
+      return e;
+    }
+    return FromCuda(context, api.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  });
+  return nullptr;
+}
+
+anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char*, size_t, const char*,
+                            anvil_plugin_executable**) {
+  if (auto* e = CheckDevice(context, device)) return e;
+  return Error(kUnimplemented,
+               "the CUDA plugin cannot run programs on a device yet (it compiles them for its compile-only targets: "
+               "anvil conformance --plugin cuda --compile-only)");
+}
+
+void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable*) {}
+
+anvil_plugin_error* Execute(anvil_plugin_context*, anvil_plugin_executable*, anvil_plugin_memory* const*,
+                            const uint8_t*, size_t, anvil_plugin_memory**, size_t, anvil_plugin_done, void*) {
+  return Error(kUnimplemented, "the CUDA plugin cannot run programs yet");
+}
+
+anvil_plugin_error* TargetCount(anvil_plugin_context* context, size_t* out) {
+  *out = context->targets.size();
+  return nullptr;
+}
+
+anvil_plugin_error* CheckTarget(anvil_plugin_context* context, size_t target) {
+  if (target < context->targets.size()) return nullptr;
+  return Error(kInvalidArgument, "the CUDA plugin has " + std::to_string(context->targets.size()) +
+                                     " compile-only targets, not target " + std::to_string(target) +
+                                     (context->nvrtc ? "" : " (" + context->why_no_nvrtc + ")"));
+}
+
+anvil_plugin_error* TargetName(anvil_plugin_context* context, size_t target, const char** out) {
+  if (auto* e = CheckTarget(context, target)) return e;
+  *out = context->targets[target].name.c_str();
+  return nullptr;
+}
+
+anvil_plugin_error* TargetCompile(anvil_plugin_context* context, size_t target, const char* text, size_t size,
+                                  const char*) {
+  if (auto* e = CheckTarget(context, target)) return e;
+  auto kernels = anvil::cuda::CompileProgramKernels(std::string_view(text, size), context->targets[target].sm,
+                                                    *context->nvrtc, context->executor);
+  return kernels.ok() ? nullptr : FromStatus(kernels.status());
+}
+
+anvil_plugin_api MakeApi() {
+  anvil_plugin_api api = BaseApi("cuda", "0.1.0");
+  api.context_create = ANVIL_GUARDED(context_create, ContextCreate);
+  api.context_destroy = ANVIL_GUARDED(context_destroy, ContextDestroy);
+  api.device_count = ANVIL_GUARDED(device_count, DeviceCount);
+  api.device_properties = ANVIL_GUARDED(device_properties, DeviceProperties);
+  api.memory_allocate = ANVIL_GUARDED(memory_allocate, Allocate);
+  api.memory_free = ANVIL_GUARDED(memory_free, Free);
+  api.memory_copy_from_host = ANVIL_GUARDED(memory_copy_from_host, CopyFromHost);
+  api.memory_copy_to_host = ANVIL_GUARDED(memory_copy_to_host, CopyToHost);
+  api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
+  api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
+  api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
+  api.target_count = ANVIL_GUARDED(target_count, TargetCount);
+  api.target_name = ANVIL_GUARDED(target_name, TargetName);
+  api.target_compile = ANVIL_GUARDED(target_compile, TargetCompile);
+  return api;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const anvil_plugin_api* anvil_plugin_get_api(void) {
+  static const anvil_plugin_api api = MakeApi();
+  return &api;
+}
