@@ -1,4 +1,5 @@
 // A plugin through the public C ABI, exactly as a framework would drive it.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -40,7 +41,84 @@ class PluginBackend : public Backend {
     return std::unique_ptr<Backend>(std::move(backend));
   }
 
+  // A client with the plugin loaded and, for compiling only, the targets to
+  // compile for (all of the plugin's when `wanted` is empty).
+  static hlo::StatusOr<std::unique_ptr<Backend>> CreateCompileOnly(const std::string& plugin,
+                                                                   const std::vector<std::string>& wanted) {
+    auto backend = std::unique_ptr<PluginBackend>(new PluginBackend());
+    backend->name_ = plugin;
+    anvil_client_options options{};
+    options.struct_size = ANVIL_CLIENT_OPTIONS_STRUCT_SIZE;
+    options.load_all_plugins = 0;
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_create(&options, &backend->client_)));
+    anvil_plugin_load_args load{};
+    load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
+    (plugin.find('/') == std::string::npos ? load.name : load.path) = plugin.c_str();
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_load_plugin(backend->client_, &load)));
+    // The client holds this one plugin, so every target is its own.
+    size_t count = 0;
+    ANVIL_RETURN_IF_ERROR(Take(anvil_client_target_count(backend->client_, &count)));
+    if (count == 0) {
+      return hlo::Status(hlo::StatusCode::kFailedPrecondition, "plugin '" + plugin + "' has no compile-only targets");
+    }
+    std::vector<std::pair<size_t, std::string>> all;
+    std::string names;
+    for (size_t t = 0; t < count; ++t) {
+      const char* owner = nullptr;
+      const char* target = nullptr;
+      ANVIL_RETURN_IF_ERROR(Take(anvil_client_target(backend->client_, t, &owner, &target)));
+      all.emplace_back(t, target);
+      names += (names.empty() ? "" : ", ") + std::string(target);
+    }
+    for (const std::string& w : wanted) {
+      if (std::none_of(all.begin(), all.end(), [&](const auto& t) { return t.second == w; })) {
+        return hlo::NotFound("plugin '" + plugin + "' has no compile-only target '" + w + "' (its targets: " + names +
+                             ")");
+      }
+    }
+    for (const auto& t : all) {
+      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), t.second) != wanted.end()) {
+        backend->targets_.push_back(t);
+      }
+    }
+    return std::unique_ptr<Backend>(std::move(backend));
+  }
+
   std::string name() const override { return name_; }
+
+  std::vector<std::string> targets() const override {
+    std::vector<std::string> names;
+    for (const auto& t : targets_) names.push_back(t.second);
+    return names;
+  }
+
+  hlo::Status CompileForTargets(const hlo::Module& module) override {
+    if (targets_.empty()) return Backend::CompileForTargets(module);
+    const std::string text = hlo::Print(module);
+    anvil_compile_args compile{};
+    compile.struct_size = ANVIL_COMPILE_ARGS_STRUCT_SIZE;
+    compile.program = text.data();
+    compile.program_size = text.size();
+    compile.format = "hlo";
+    compile.device = nullptr;  // a compile-only target has none
+    // Every target is tried, so a failure says which others fail too.
+    hlo::Status first = hlo::OkStatus();
+    std::string first_target, others;
+    for (const auto& [index, target] : targets_) {
+      hlo::Status s = Take(anvil_client_compile_for_target(client_, index, &compile));
+      if (s.ok()) continue;
+      if (first.ok()) {
+        first = s;
+        first_target = target;
+      } else {
+        others += (others.empty() ? "" : ", ") + target;
+      }
+    }
+    if (first.ok()) return first;
+    std::string message = first_target + ": " + first.message();
+    if (!others.empty()) message += " (fails for " + others + " too)";
+    return hlo::Status(first.code(), message);
+  }
 
   hlo::StatusOr<std::vector<hlo::Literal>> Run(const hlo::Module& module,
                                                const std::vector<hlo::Literal>& arguments) override {
@@ -127,12 +205,18 @@ class PluginBackend : public Backend {
   std::string name_;
   anvil_client* client_ = nullptr;
   anvil_device* device_ = nullptr;
+  std::vector<std::pair<size_t, std::string>> targets_;  // client index, name
 };
 
 }  // namespace
 
 hlo::StatusOr<std::unique_ptr<Backend>> MakePluginBackend(const std::string& name) {
   return PluginBackend::Create(name);
+}
+
+hlo::StatusOr<std::unique_ptr<Backend>> MakeCompileOnlyBackend(const std::string& name,
+                                                               const std::vector<std::string>& targets) {
+  return PluginBackend::CreateCompileOnly(name, targets);
 }
 
 }  // namespace anvil::conformance

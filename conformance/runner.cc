@@ -244,6 +244,13 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   if (!checks.ok()) return fail(TestResult::Status::kFailed, checks.status().message());
   hlo::Status verified = hlo::Verify(*module);
   if (!verified.ok()) return fail(TestResult::Status::kFailed, "rewritten program: " + verified.message());
+  if (options.compile_only) {
+    // The program as it would run (checks lifted into outputs), compiled
+    // for every target and run nowhere.
+    hlo::Status compiled = backend.CompileForTargets(*module);
+    if (!compiled.ok()) return fail(TestResult::Status::kFailed, compiled.message());
+    return r;
+  }
   auto args = ArgumentsFor(*module->entry, file);
   auto results = backend.Run(*module, args);
   if (!results.ok()) return fail(TestResult::Status::kFailed, results.status().message());

@@ -40,6 +40,11 @@ struct RunOptions {
   // Where results of programs without checks are compared from: the
   // reference evaluator when null, else this backend (another plugin).
   Backend* reference = nullptr;
+  // Compile each test program for the backend's compile-only targets
+  // (Backend::CompileForTargets) instead of running it: a test passes when
+  // it compiles for all of them. Skips decided before running (programs for
+  // several devices, or too big for one) stay skips.
+  bool compile_only = false;
 };
 
 // Runs every .mlir and .hlo under each path (files or folders, walked in

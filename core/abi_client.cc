@@ -25,6 +25,8 @@ constexpr char kPluginPrefix[] = "libanvil_plugin_";
 constexpr char kPluginSuffix[] = ".so";
 // No machine has more; a count past it is a plugin's bug, not devices.
 constexpr size_t kMaxDevicesPerPlugin = 4096;
+// Likewise for compile-only targets (instruction sets, not machines).
+constexpr size_t kMaxTargetsPerPlugin = 4096;
 
 std::vector<std::string> SplitPath(const std::string& path) {
   std::vector<std::string> dirs;
@@ -93,6 +95,29 @@ anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
     devices.push_back(std::make_unique<anvil_device>(
         anvil_device{client, plugin.get(), i, plugin->name(), p.kind, p.name, p.memory_bytes}));
   }
+  // Compile-only targets, read once: their names then live as long as the
+  // client. A plugin that lists them but fails to is refused, as one whose
+  // devices cannot be listed is.
+  auto target_count = plugin->TargetCount();
+  if (!target_count.ok()) {
+    return MakeError(target_count.status().code(),
+                     path + ": cannot list compile-only targets: " + target_count.status().message());
+  }
+  if (*target_count > kMaxTargetsPerPlugin) {
+    return MakeError(StatusCode::kFailedPrecondition, path + ": the plugin reports " + std::to_string(*target_count) +
+                                                          " compile-only targets; more than " +
+                                                          std::to_string(kMaxTargetsPerPlugin) + " is taken for a fault");
+  }
+  std::vector<std::unique_ptr<anvil::core::CompileTarget>> targets;
+  for (size_t i = 0; i < *target_count; ++i) {
+    auto name = plugin->TargetName(i);
+    if (!name.ok()) {
+      return MakeError(name.status().code(), path + ": cannot name compile-only target " + std::to_string(i) + ": " +
+                                                 name.status().message());
+    }
+    targets.push_back(std::make_unique<anvil::core::CompileTarget>(
+        anvil::core::CompileTarget{plugin.get(), i, plugin->name(), std::move(name).value()}));
+  }
   std::lock_guard<std::mutex> lock(client->mu);
   for (const auto& existing : client->plugins) {
     if (existing->name() == plugin->name()) {
@@ -102,6 +127,7 @@ anvil::hlo::Status AddPlugin(anvil_client* client, const std::string& path) {
   }
   client->plugins.push_back(std::move(plugin));
   for (auto& d : devices) client->devices.push_back(std::move(d));
+  for (auto& t : targets) client->targets.push_back(std::move(t));
   return anvil::hlo::OkStatus();
 }
 
@@ -259,6 +285,7 @@ anvil_status* anvil_client_destroy(anvil_client* client) {
     client->work.WaitIdle();
     client->arena->terminate();
     client->devices.clear();
+    client->targets.clear();
     client->plugins.clear();
     client->arena.reset();
     client->workers.reset();
@@ -382,6 +409,30 @@ anvil_status* anvil_client_device(anvil_client* client, size_t index, anvil_devi
                                                         std::to_string(client->devices.size()) + " devices)"));
   }
   *out_device = client->devices[index].get();
+  return nullptr;
+}
+
+anvil_status* anvil_client_target_count(anvil_client* client, size_t* out_count) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_target_count", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_target_count", out_count);
+  std::lock_guard<std::mutex> lock(client->mu);
+  *out_count = client->targets.size();
+  return nullptr;
+}
+
+anvil_status* anvil_client_target(anvil_client* client, size_t index, const char** out_plugin,
+                                  const char** out_name) {
+  ANVIL_CHECK_NOT_NULL("anvil_client_target", client);
+  ANVIL_CHECK_NOT_NULL("anvil_client_target", out_plugin);
+  ANVIL_CHECK_NOT_NULL("anvil_client_target", out_name);
+  std::lock_guard<std::mutex> lock(client->mu);
+  if (index >= client->targets.size()) {
+    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_target: target index " + std::to_string(index) +
+                                                        " out of range (" + std::to_string(client->targets.size()) +
+                                                        " targets)"));
+  }
+  *out_plugin = client->targets[index]->plugin_name.c_str();
+  *out_name = client->targets[index]->name.c_str();
   return nullptr;
 }
 

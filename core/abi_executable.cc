@@ -28,14 +28,17 @@ using anvil::core::TraceSpan;
 
 namespace {
 
-// Parses, verifies and canonicalises a program into the text plugins read.
-anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const anvil_compile_args& args) {
+// Parses, verifies and canonicalises a program into the text plugins read,
+// with spans on `client`'s tracer; `function` names the caller in messages.
+anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const anvil_client& client,
+                                                                          const anvil_compile_args& args,
+                                                                          const char* function) {
   auto format = anvil::hlo::ProgramFormatFromName(args.format);
   if (!format) {
-    return MakeError(StatusCode::kInvalidArgument, "anvil_client_compile: unknown program format '" +
+    return MakeError(StatusCode::kInvalidArgument, std::string(function) + ": unknown program format '" +
                                                        std::string(args.format) + "' (expected hlo, stablehlo or stablehlo-bytecode)");
   }
-  Tracer* tracer = args.device->client->tracer.get();
+  Tracer* tracer = client.tracer.get();
   std::string_view text(args.program, args.program_size);
   std::vector<std::unique_ptr<anvil::hlo::Module>> modules;
   {
@@ -57,6 +60,37 @@ anvil::hlo::StatusOr<std::unique_ptr<anvil::hlo::Module>> CanonicalModule(const 
     ANVIL_RETURN_IF_ERROR(anvil::hlo::Canonicalize(*module));
   }
   return module;
+}
+
+// The entry's parameters and results as executables have them (tuples
+// flattened into their array leaves), or UNIMPLEMENTED for a parameter or
+// result that is no array.
+anvil::hlo::Status EntryInterface(const anvil::hlo::Module& module, std::vector<anvil::hlo::Shape>& parameters,
+                                  std::vector<anvil::hlo::Shape>& results) {
+  const anvil::hlo::Computation& entry = *module.entry;
+  for (const auto* p : entry.parameters) {
+    if (!p->shape.IsArray()) {
+      return MakeError(StatusCode::kUnimplemented, "parameter " + std::to_string(p->parameter_number) + " has shape " +
+                                                       p->shape.ToString(false) +
+                                                       "; only array parameters are supported");
+    }
+    parameters.push_back(p->shape);
+  }
+  // Results: the root's array leaves, tuples flattened in order.
+  std::function<void(const anvil::hlo::Shape&)> leaves = [&](const anvil::hlo::Shape& s) {
+    if (s.IsTuple()) {
+      for (const auto& e : s.tuple_elements()) leaves(e);
+    } else {
+      results.push_back(s);
+    }
+  };
+  leaves(entry.ResultShape());
+  for (const auto& r : results) {
+    if (!r.IsArray()) {
+      return MakeError(StatusCode::kUnimplemented, "result shape " + r.ToString(false) + " is not an array");
+    }
+  }
+  return anvil::hlo::OkStatus();
 }
 
 anvil_status* ShapeAt(const char* function, const std::vector<anvil::hlo::Shape>& shapes, size_t index,
@@ -174,34 +208,12 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
         return nullptr;
       }
     }
-    auto module = CanonicalModule(*args);
+    auto module = CanonicalModule(*client, *args, "anvil_client_compile");
     if (!module.ok()) return ToAbi(module.status());
     auto state = std::make_shared<ExecutableState>();
     state->client = client;
     state->device = args->device;
-    const anvil::hlo::Computation& entry = *(*module)->entry;
-    for (const auto* p : entry.parameters) {
-      if (!p->shape.IsArray()) {
-        return ToAbi(MakeError(StatusCode::kUnimplemented, "parameter " + std::to_string(p->parameter_number) +
-                                                               " has shape " + p->shape.ToString(false) +
-                                                               "; only array parameters are supported"));
-      }
-      state->parameters.push_back(p->shape);
-    }
-    // Results: the root's array leaves, tuples flattened in order.
-    std::function<void(const anvil::hlo::Shape&)> leaves = [&](const anvil::hlo::Shape& s) {
-      if (s.IsTuple()) {
-        for (const auto& e : s.tuple_elements()) leaves(e);
-      } else {
-        state->results.push_back(s);
-      }
-    };
-    leaves(entry.ResultShape());
-    for (const auto& r : state->results) {
-      if (!r.IsArray()) {
-        return ToAbi(MakeError(StatusCode::kUnimplemented, "result shape " + r.ToString(false) + " is not an array"));
-      }
-    }
+    if (Status s = EntryInterface(**module, state->parameters, state->results); !s.ok()) return ToAbi(s);
     state->donors = anvil::core::DonorParameters(**module, state->parameters.size());
     state->name = (*module)->name;
     if (compile_span.on()) {
@@ -230,6 +242,58 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
     if (cached) cached->Store(*state);
     *out_executable = new anvil_executable(state);
     return nullptr;
+  });
+}
+
+anvil_status* anvil_client_compile_for_target(anvil_client* client, size_t index, const anvil_compile_args* args) {
+  return Guard("anvil_client_compile_for_target", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_client_compile_for_target", client);
+    ANVIL_CHECK_ARGS("anvil_client_compile_for_target", args, ANVIL_COMPILE_ARGS_STRUCT_SIZE);
+    if (args->device) {
+      return Invalid("anvil_client_compile_for_target: args->device must be NULL: a compile-only target has no device");
+    }
+    ANVIL_CHECK_NOT_NULL("anvil_client_compile_for_target", args->format);
+    if (!args->program && args->program_size > 0) return Invalid("anvil_client_compile_for_target: program is NULL");
+    const anvil::core::CompileTarget* target = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      if (index >= client->targets.size()) {
+        return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_compile_for_target: target index " +
+                                                            std::to_string(index) + " out of range (" +
+                                                            std::to_string(client->targets.size()) + " targets)"));
+      }
+      target = client->targets[index].get();  // entries are never removed
+    }
+    TraceSpan compile_span(client->tracer.get(), "anvil_client_compile_for_target", "compile");
+    const std::string options = args->options ? args->options : "";
+    auto module = CanonicalModule(*client, *args, "anvil_client_compile_for_target");
+    if (!module.ok()) return ToAbi(module.status());
+    // What anvil_client_compile would refuse does not compile here either.
+    std::vector<anvil::hlo::Shape> parameters, results;
+    if (Status s = EntryInterface(**module, parameters, results); !s.ok()) return ToAbi(s);
+    if (compile_span.on()) {
+      std::string name_arg = "\"module\":\"";
+      anvil::core::AppendJsonEscaped(name_arg, (*module)->name);
+      name_arg += "\",\"plugin\":\"" + target->plugin_name + "\",\"target\":\"";
+      anvil::core::AppendJsonEscaped(name_arg, target->name);
+      compile_span.SetArgs(name_arg + "\"");
+    }
+    std::string canonical_text;
+    {
+      TraceSpan span(client->tracer.get(), "print canonical text", "compile");
+      canonical_text = anvil::hlo::Print(**module);
+    }
+    Status compiled = anvil::hlo::OkStatus();
+    {
+      TraceSpan span(client->tracer.get(), "plugin compile", "compile");
+      if (span.on()) {
+        std::string span_args = "\"plugin\":\"" + target->plugin_name + "\",\"target\":\"";
+        anvil::core::AppendJsonEscaped(span_args, target->name);
+        span.SetArgs(span_args + "\"");
+      }
+      compiled = target->plugin->TargetCompile(target->index_in_plugin, canonical_text, options);
+    }
+    return ToAbi(compiled);
   });
 }
 

@@ -204,6 +204,33 @@ StatusOr<anvil_plugin_executable*> Plugin::Deserialize(size_t device, const std:
   return executable;
 }
 
+StatusOr<size_t> Plugin::TargetCount() {
+  // Optional, all three or none: a plugin that predates them (or leaves any
+  // NULL) has no targets.
+  auto fn = ANVIL_PLUGIN_ENTRY(target_count);
+  if (!fn.ok() || !ANVIL_PLUGIN_ENTRY(target_name).ok() || !ANVIL_PLUGIN_ENTRY(target_compile).ok()) {
+    return size_t{0};
+  }
+  size_t count = 0;
+  ANVIL_RETURN_IF_ERROR(Convert((*fn)(context_, &count)));
+  return count;
+}
+
+StatusOr<std::string> Plugin::TargetName(size_t target) {
+  ANVIL_ASSIGN_OR_RETURN(auto fn, ANVIL_PLUGIN_ENTRY(target_name));
+  const char* name = nullptr;
+  ANVIL_RETURN_IF_ERROR(Convert(fn(context_, target, &name)));
+  if (!name || !*name) {
+    return MakeError(StatusCode::kInternal, name_ + ": target_name gave no name for target " + std::to_string(target));
+  }
+  return std::string(name);
+}
+
+Status Plugin::TargetCompile(size_t target, const std::string& hlo_text, const std::string& options) {
+  ANVIL_ASSIGN_OR_RETURN(auto fn, ANVIL_PLUGIN_ENTRY(target_compile));
+  return Convert(fn(context_, target, hlo_text.c_str(), hlo_text.size(), options.c_str()));
+}
+
 const std::string& Plugin::build_identity() {
   std::call_once(build_identity_once_, [this] { build_identity_ = BuildIdentityOf(api_); });
   return build_identity_;

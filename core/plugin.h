@@ -52,6 +52,14 @@ class Plugin {
   // deserialize, so its executables can be cached.
   bool CanSerialize() const;
   StatusOr<anvil_plugin_executable*> Deserialize(size_t device, const std::string& bytes);
+  // Compile-only targets (plugin ABI minor 4). A plugin that predates the
+  // three target entries, or leaves any of them NULL, has none: 0, not an
+  // error.
+  StatusOr<size_t> TargetCount();
+  // The target's name; UNIMPLEMENTED from a plugin without target_name.
+  StatusOr<std::string> TargetName(size_t target);
+  // OK when `hlo_text` compiles for `target`, else the plugin's error.
+  Status TargetCompile(size_t target, const std::string& hlo_text, const std::string& options);
   // The loaded library's build (its GNU build ID), for cache keys: a
   // rebuilt plugin never reads an older build's executables.
   const std::string& build_identity();

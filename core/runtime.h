@@ -98,6 +98,13 @@ struct DeviceMemory {
   DeviceMemory& operator=(const DeviceMemory&) = delete;
 };
 
+// A compile-only target of a loaded plugin (anvil_client_target).
+struct CompileTarget {
+  Plugin* plugin;
+  size_t index_in_plugin;
+  std::string plugin_name, name;
+};
+
 }  // namespace anvil::core
 
 struct anvil_device {
@@ -128,6 +135,9 @@ struct anvil_client {
   std::mutex mu;  // guards the lists below; entries are never removed
   std::vector<std::unique_ptr<anvil::core::Plugin>> plugins;
   std::vector<std::unique_ptr<anvil_device>> devices;
+  // In plugin order, then the plugin's; held by pointer, so the strings
+  // handed out stay where they are as the list grows.
+  std::vector<std::unique_ptr<anvil::core::CompileTarget>> targets;
   std::vector<std::pair<std::string, std::string>> failures;  // path, reason
 
   // Handles the caller still holds; the client refuses to go before them.

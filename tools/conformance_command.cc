@@ -3,6 +3,8 @@
 // plugin file's path when it holds a '/') or on the reference evaluator
 // (`--plugin reference`) and ends with
 // `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
+// With `--compile-only` it compiles every program for the plugin's
+// compile-only targets (all, or those named by `--target`) and runs none.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,7 +29,8 @@ void Progress(const conformance::TestResult& r) {
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: anvil conformance --plugin NAME|FILE|reference [--json FILE] [--report FILE]\n"
-               "                         [--expected FILE] [--reference-plugin NAME] [-v] PATH...\n"
+               "                         [--expected FILE] [--reference-plugin NAME]\n"
+               "                         [--compile-only [--target NAME]...] [-v] PATH...\n"
                "  --plugin NAME|FILE  a plugin on the search path by name (cpu), or a plugin\n"
                "                   library by path (anything with a '/': ./libanvil_plugin_x.so)\n"
                "  --expected FILE  the failures and skips that are known, one per line as\n"
@@ -40,7 +43,12 @@ void Usage(FILE* out) {
                "  --reference-plugin NAME  compare .hlo programs' results with another\n"
                "                   plugin's (the CPU plugin for a model too big for the\n"
                "                   evaluator) instead of the reference evaluator's, by the\n"
-               "                   same rules\n");
+               "                   same rules\n"
+               "  --compile-only   compile every program for each of the plugin's\n"
+               "                   compile-only targets (sm_90, say: no device needed) and\n"
+               "                   run nothing; a program passes when it compiles for all\n"
+               "                   of them, and a failure names the target first\n"
+               "  --target NAME    with --compile-only, only this target (repeatable)\n");
 }
 
 }  // namespace
@@ -49,7 +57,8 @@ int ConformanceCommand(int argc, char** argv) {
   std::string plugin, json, report, expected, reference_plugin;
   conformance::RunOptions options;
   options.progress = &Progress;
-  std::vector<std::string> paths;
+  std::vector<std::string> paths, targets;
+  bool compile_only = false;
   for (int k = 0; k < argc; ++k) {
     std::string a = argv[k];
     if (a == "--plugin" && k + 1 < argc) {
@@ -70,6 +79,10 @@ int ConformanceCommand(int argc, char** argv) {
         return 2;
       }
       options.reference_budget = billions * 1e9;
+    } else if (a == "--compile-only") {
+      compile_only = true;
+    } else if (a == "--target" && k + 1 < argc) {
+      targets.push_back(argv[++k]);
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
     } else if (a == "--help" || a == "-h") {
@@ -87,8 +100,31 @@ int ConformanceCommand(int argc, char** argv) {
     Usage(stderr);
     return 2;
   }
+  if (!targets.empty() && !compile_only) {
+    std::fprintf(stderr, "anvil conformance: --target needs --compile-only\n");
+    return 2;
+  }
+  if (compile_only && plugin == "reference") {
+    std::fprintf(stderr, "anvil conformance: --compile-only needs a plugin; the reference evaluator compiles nothing\n");
+    return 2;
+  }
+  if (compile_only && !reference_plugin.empty()) {
+    std::fprintf(stderr, "anvil conformance: --reference-plugin compares results, and --compile-only runs nothing\n");
+    return 2;
+  }
+  options.compile_only = compile_only;
   std::unique_ptr<conformance::Backend> backend;
-  if (plugin == "reference") {
+  if (compile_only) {
+    auto made = conformance::MakeCompileOnlyBackend(plugin, targets);
+    if (!made.ok()) {
+      std::fprintf(stderr, "anvil conformance: %s\n", made.status().message().c_str());
+      return 1;
+    }
+    backend = std::move(made).value();
+    std::string names;
+    for (const std::string& t : backend->targets()) names += (names.empty() ? "" : ", ") + t;
+    std::fprintf(stderr, "anvil conformance: compiling only, for %s's targets %s\n", plugin.c_str(), names.c_str());
+  } else if (plugin == "reference") {
     backend = conformance::MakeReferenceBackend();
   } else {
     auto made = conformance::MakePluginBackend(plugin);
@@ -116,7 +152,15 @@ int ConformanceCommand(int argc, char** argv) {
     if (r.status == conformance::TestResult::Status::kSkipped) ++skipped;
   }
   if (!json.empty()) std::ofstream(json) << conformance::ToJson(results);
-  if (!report.empty()) std::ofstream(report) << conformance::ToReport(results, backend->name());
+  if (!report.empty()) {
+    std::string title = backend->name();
+    if (compile_only) {
+      std::string names;
+      for (const std::string& t : backend->targets()) names += (names.empty() ? "" : ", ") + t;
+      title += "` compiling only, for `" + names;
+    }
+    std::ofstream(report) << conformance::ToReport(results, title);
+  }
   int mismatches = 0;
   if (!expected.empty()) {
     auto outcome = conformance::CheckExpectations(results, expected);

@@ -1,6 +1,7 @@
 // `anvil plugins`: the plugins found on the search path (ANVIL_PLUGIN_PATH,
-// then the directory beside libanvil.so, or --path), their versions and
-// devices, and for each plugin that failed to load, why. Uses the C ABI only.
+// then the directory beside libanvil.so, or --path), their versions,
+// devices and compile-only targets, and for each plugin that failed to
+// load, why. Uses the C ABI only.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -38,9 +39,10 @@ int PluginsCommand(int argc, char** argv) {
   options.load_all_plugins = 1;
   anvil_client* client = nullptr;
   if (anvil_status* s = anvil_client_create(&options, &client)) return Fail(s);
-  size_t plugins = 0, devices = 0, failures = 0;
+  size_t plugins = 0, devices = 0, failures = 0, targets = 0;
   anvil_client_plugin_count(client, &plugins);
   anvil_client_device_count(client, &devices);
+  anvil_client_target_count(client, &targets);
   anvil_client_plugin_failure_count(client, &failures);
   for (size_t p = 0; p < plugins; ++p) {
     const char *name = nullptr, *version = nullptr, *file = nullptr;
@@ -56,6 +58,17 @@ int PluginsCommand(int argc, char** argv) {
       std::printf("  device %zu: %s (kind %s, %llu MiB)\n", d, props.name, props.kind,
                   static_cast<unsigned long long>(props.memory_bytes >> 20));
     }
+    // What it compiles for with no device present (sm_90, gfx90a...).
+    std::string names;
+    for (size_t t = 0; t < targets; ++t) {
+      const char *owner = nullptr, *target = nullptr;
+      if (anvil_status* s = anvil_client_target(client, t, &owner, &target)) {
+        anvil_status_free(s);
+        continue;
+      }
+      if (std::strcmp(owner, name) == 0) names += (names.empty() ? "" : ", ") + std::string(target);
+    }
+    if (!names.empty()) std::printf("  compile-only targets: %s\n", names.c_str());
   }
   for (size_t f = 0; f < failures; ++f) {
     const char *file = nullptr, *reason = nullptr;

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define ANVIL_ABI_MAJOR 0
-#define ANVIL_ABI_MINOR 4
+#define ANVIL_ABI_MINOR 5
 
 #define ANVIL_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
@@ -346,6 +346,28 @@ typedef struct anvil_execute_args {
  * which its outputs then carry. */
 anvil_status* anvil_executable_execute(anvil_executable* executable, const anvil_execute_args* args,
                                        anvil_buffer** out_outputs, anvil_event** out_done);
+
+/* ----------------------------------------------- compile-only targets */
+
+/* Since minor 5. What the loaded plugins compile for with no device present
+ * (XLA's deviceless compile, PJRT's topology): a CUDA plugin lists "sm_80",
+ * "sm_90" on a machine without a GPU. Targets of every loaded plugin, in
+ * plugin load order, then in each plugin's own order; a plugin older than
+ * plugin ABI minor 4, or one that does not implement them, has none. */
+anvil_status* anvil_client_target_count(anvil_client* client, size_t* out_count);
+/* The plugin that owns target `index` and the target's name ("sm_90").
+ * Strings live as long as the client. An index past the end is
+ * OUT_OF_RANGE. */
+anvil_status* anvil_client_target(anvil_client* client, size_t index, const char** out_plugin,
+                                  const char** out_name);
+/* Parses, verifies and canonicalises the program as anvil_client_compile
+ * does, then has the target's plugin compile it for target `index`, and
+ * keeps nothing (no executable, no compile cache): NULL when the program
+ * compiles for the target, else why not (the plugin's error, with its code;
+ * a malformed program gives INVALID_ARGUMENT with FILE:LINE:COL).
+ * `args->device` must be NULL (INVALID_ARGUMENT otherwise); `args->options`
+ * goes to the plugin as with anvil_client_compile. */
+anvil_status* anvil_client_compile_for_target(anvil_client* client, size_t index, const anvil_compile_args* args);
 
 #ifdef __cplusplus
 }

@@ -90,7 +90,7 @@ TEST(Client, LoadAllListsPluginsAndFailures) {
   size_t plugins = 0, failures = 0;
   ANVIL_ASSERT_OK(anvil_client_plugin_count(client, &plugins));
   ANVIL_ASSERT_OK(anvil_client_plugin_failure_count(client, &failures));
-  EXPECT_EQ(plugins, 2u);   // test, test_old
+  EXPECT_EQ(plugins, 3u);   // test, test_minor3, test_old
   EXPECT_EQ(failures, 3u);  // garbage, nosymbol, test_major
   std::string reasons;
   for (size_t i = 0; i < failures; ++i) {
@@ -107,7 +107,7 @@ TEST(Client, LoadAllListsPluginsAndFailures) {
       << reasons;
   size_t devices = 0;
   ANVIL_ASSERT_OK(anvil_client_device_count(client, &devices));
-  EXPECT_EQ(devices, 4u);
+  EXPECT_EQ(devices, 6u);
   ANVIL_EXPECT_OK(anvil_client_destroy(client));
 }
 

@@ -261,6 +261,37 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   return nullptr;
 }
 
+// Compile-only targets: "tgt_a" compiles every program the canonical text
+// of which parses; "tgt_b" refuses one whose entry's root is a custom-call.
+// Either refuses the options "refuse", so tests see the options arrive. Set
+// in every variant but test_old (minor 0); test_minor3's table ends before them.
+const char* const kTargets[] = {"tgt_a", "tgt_b"};
+
+[[maybe_unused]] anvil_plugin_error* TargetCount(anvil_plugin_context*, size_t* out) {
+  *out = 2;
+  return nullptr;
+}
+
+[[maybe_unused]] anvil_plugin_error* TargetName(anvil_plugin_context*, size_t target, const char** out) {
+  if (target >= 2) return Error(kInvalidArgument, "no target " + std::to_string(target));
+  *out = kTargets[target];
+  return nullptr;
+}
+
+[[maybe_unused]] anvil_plugin_error* TargetCompile(anvil_plugin_context*, size_t target, const char* text, size_t size,
+                                                   const char* options) {
+  if (target >= 2) return Error(kInvalidArgument, "no target " + std::to_string(target));
+  if (options && std::strcmp(options, "refuse") == 0) {
+    return Error(kInvalidArgument, std::string(kTargets[target]) + " refuses the options 'refuse'");
+  }
+  auto module = anvil::hlo::ParseHloModule(std::string_view(text, size));
+  if (!module.ok()) return Error(kInvalidArgument, "canonical text does not parse: " + module.status().message());
+  if (target == 1 && (*module)->entry->root->opcode == Opcode::kCustomCall) {
+    return Error(kUnimplemented, "tgt_b cannot compile custom-call");
+  }
+  return nullptr;
+}
+
 [[maybe_unused]] anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
   // The canonical text is this plugin's whole executable.
   const auto* exe = reinterpret_cast<Executable*>(executable);
@@ -276,10 +307,15 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
 
 anvil_plugin_api MakeApi() {
   anvil_plugin_api api{};
-#ifdef ANVIL_TEST_PLUGIN_OLD_MINOR
+#if defined(ANVIL_TEST_PLUGIN_OLD_MINOR)
   // Built "against" minor 0, whose table ended before the optional entries.
   api.struct_size = offsetof(anvil_plugin_api, executable_serialize);
   api.abi_minor = 0;
+#elif defined(ANVIL_TEST_PLUGIN_MINOR3)
+  // Built "against" minor 3, whose table ended before the target entries
+  // (set below all the same: core must not read past struct_size).
+  api.struct_size = offsetof(anvil_plugin_api, target_count);
+  api.abi_minor = 3;
 #else
   api.struct_size = ANVIL_PLUGIN_API_STRUCT_SIZE;
   api.abi_minor = ANVIL_PLUGIN_ABI_MINOR;
@@ -304,6 +340,9 @@ anvil_plugin_api MakeApi() {
 #ifndef ANVIL_TEST_PLUGIN_OLD_MINOR
   api.executable_serialize = &Serialize;
   api.serialized_free = &SerializedFree;
+  api.target_count = ANVIL_GUARDED(target_count, TargetCount);
+  api.target_name = ANVIL_GUARDED(target_name, TargetName);
+  api.target_compile = ANVIL_GUARDED(target_compile, TargetCompile);
 #endif
   return api;
 }
