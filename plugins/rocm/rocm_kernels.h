@@ -28,8 +28,8 @@ struct CompiledProgram {
 // Plans `canonical_text`, emits its kernels and compiles them for `target`
 // ("gfx90a") on core's host threads. clang's start-up is most of a small
 // module's compile, so the kernels go to clang in `batches` translation
-// units (0: one per two host cores' worth, see rocm_kernels.cc), each
-// kernel in a namespace of its own with a unique entry. The first failure
+// units (0: one per 32 kernels, at most one per host core), each kernel in
+// a namespace of its own with a unique entry. The first failure
 // is the error: the generator's UNIMPLEMENTED naming the instruction, or
 // clang's diagnostics for the kernel it rejects (a generator bug: INTERNAL).
 hlo::StatusOr<CompiledProgram> CompileProgramKernels(std::string_view canonical_text, const std::string& target,

@@ -85,9 +85,9 @@ TEST(RocmKernels, BatchingSharesThePreludeAndGivesEachEntryItsOwnName) {
 TEST(RocmKernels, EveryKindCompilesToCodeObjectsForTheTargetsBatchedOrNot) {
   const HipCompiler compiler = TestCompiler();
   for (const char* target : {"gfx90a", "gfx1100"}) {
-    // 0: the default batching; 1: one translation unit; 1000: a unit per
-    // kernel (the slow way, on one target).
-    for (size_t batches : {0, 1, 1000}) {
+    // 0: the default (one translation unit here); 2: two at once; 1000: a
+    // unit per kernel (the slow way, on one target).
+    for (size_t batches : {0, 2, 1000}) {
       if (batches == 1000 && std::string(target) != "gfx90a") continue;
       auto start = std::chrono::steady_clock::now();
       auto program = CompileProgramKernels(kProgram, target, compiler, Threads(), batches);
