@@ -17,6 +17,11 @@ packages=(
   vulkan-validationlayers    # the Khronos validation layer the Vulkan tests run under
   spirv-tools                # SPIRV-Tools: validates every generated kernel
   libshaderc-dev glslang-dev # shaderc and glslang: compile the Vulkan kernels' GLSL to SPIR-V
+  # The ROCm plugin's offline kernel compile (ROCm 5.2 in Debian 12): clang++-15
+  # and its ld.lld, the AMD GPU device libraries, HIP's headers (and with them
+  # libamdhip64-5, the runtime its test loads); llvm-15's llvm-dis/llvm-as
+  # make the build's gfx1100 device-library stand-in. hipcc is not needed.
+  clang-15 lld-15 llvm-15 rocm-device-libs libamdhip64-dev
 )
 
 missing=()
