@@ -6,6 +6,8 @@
 // which defines `struct anvil_plugin_error` through it.
 #pragma once
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +31,16 @@ inline anvil_plugin_host_executor CopyHostExecutor(const anvil_plugin_host_execu
   std::memcpy(&host, &from, std::min(from.struct_size, sizeof(host)));
   host.struct_size = sizeof(host);
   return host;
+}
+
+// Keeps the library holding `address` (pass a function of the plugin's own)
+// mapped until the process exits, however often clients unload it: for a
+// plugin whose process-wide state (a driver, a compiler) is made once and
+// never torn down, so that the state stays valid, and reachable for
+// LeakSanitizer, after the last client is gone.
+inline void StayLoaded(const void* address) {
+  Dl_info self;
+  if (dladdr(address, &self) && self.dli_fname) dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 // CLOCK_MONOTONIC in nanoseconds, the trace's clock (anvil_plugin.h).

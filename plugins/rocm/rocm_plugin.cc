@@ -61,6 +61,9 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
   if (!executor || executor->struct_size < ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)) {
     return Error(kInvalidArgument, "the ROCm plugin needs core's host executor");
   }
+  // The HIP runtime and the compiler are found once per process and never
+  // unloaded.
+  anvil::plugin::StayLoaded(reinterpret_cast<const void*>(&ContextCreate));
   auto context = std::unique_ptr<anvil_plugin_context>(
       new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), HipRuntime::Get(), nullptr, {}, {}});
   const auto& list = context->runtime.DeviceList();

@@ -48,10 +48,7 @@ using anvil::vulkan::Executable;
 // stays mapped too, however often clients load and unload it.
 anvil::vulkan::Instance& SharedInstance() {
   static anvil::vulkan::Instance* instance = [] {
-    Dl_info self;
-    if (dladdr(reinterpret_cast<void*>(&SharedInstance), &self) && self.dli_fname) {
-      dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    }
+    anvil::plugin::StayLoaded(reinterpret_cast<const void*>(&SharedInstance));
     return new anvil::vulkan::Instance();
   }();
   return *instance;
