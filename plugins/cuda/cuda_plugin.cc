@@ -20,6 +20,7 @@
 #include "plugins/cuda/cuda_driver.h"
 #include "plugins/cuda/cuda_kernels.h"
 #include "plugins/cuda/nvrtc_compiler.h"
+#include "plugins/gpu/plugin_parts.h"
 
 struct anvil_plugin_memory {
   size_t device;
@@ -41,13 +42,11 @@ using anvil::plugin::kInvalidArgument;
 using anvil::plugin::kUnimplemented;
 
 // The GPUs compile-only targets stand for: A100 (sm_80) and H100/H200
-// (sm_90), where NVRTC can compile for them.
+// (sm_90), where NVRTC can compile for them. A target's name is "sm_" and
+// its number.
 constexpr int kTargetSms[] = {80, 90};
-
-struct Target {
-  int sm;
-  std::string name;  // "sm_90"
-};
+constexpr const char* kPlugin = "the CUDA plugin";
+int SmOf(const std::string& target) { return std::stoi(target.substr(3)); }
 
 }  // namespace
 
@@ -56,8 +55,7 @@ struct anvil_plugin_context {
   const CudaDriver& driver;
   std::vector<CUcontext> contexts;  // each device's primary context
   const NvrtcCompiler* nvrtc = nullptr;
-  std::string why_no_nvrtc;
-  std::vector<Target> targets;
+  anvil::gpu::CompileTargets targets{kPlugin};
 };
 
 namespace {
@@ -73,7 +71,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
   // The driver and NVRTC are loaded once per process and never unloaded.
   anvil::plugin::StayLoaded(reinterpret_cast<const void*>(&ContextCreate));
   auto context = std::unique_ptr<anvil_plugin_context>(
-      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), CudaDriver::Get(), {}, nullptr, {}, {}});
+      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), CudaDriver::Get(), {}, nullptr});
   const auto& list = context->driver.DeviceList();
   if (list.devices.empty()) {
     // Loading still succeeds: a machine without a GPU has zero devices here.
@@ -95,12 +93,12 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
     context->nvrtc = *nvrtc;
     for (int sm : kTargetSms) {
       for (int supported : context->nvrtc->SupportedArchs()) {
-        if (supported == sm) context->targets.push_back({sm, "sm_" + std::to_string(sm)});
+        if (supported == sm) context->targets.Add("sm_" + std::to_string(sm));
       }
     }
   } else {
-    context->why_no_nvrtc = nvrtc.status().message();
-    std::fprintf(stderr, "anvil cuda plugin: cannot compile: %s\n", context->why_no_nvrtc.c_str());
+    context->targets.Missing(nvrtc.status().message());
+    std::fprintf(stderr, "anvil cuda plugin: cannot compile: %s\n", nvrtc.status().message().c_str());
   }
   *out = context.release();
   return nullptr;
@@ -123,9 +121,7 @@ anvil_plugin_error* DeviceCount(anvil_plugin_context* context, size_t* out) {
 
 anvil_plugin_error* CheckDevice(anvil_plugin_context* context, size_t device) {
   if (device < Devices(context)) return nullptr;
-  const std::string& reason = context->driver.DeviceList().reason;
-  return Error(kInvalidArgument, "the CUDA plugin has " + std::to_string(Devices(context)) + " devices, not device " +
-                                     std::to_string(device) + (reason.empty() ? "" : " (" + reason + ")"));
+  return FromStatus(anvil::gpu::NoSuchDevice(kPlugin, Devices(context), device, context->driver.DeviceList().reason));
 }
 
 // Makes `device`'s context the calling thread's.
@@ -203,9 +199,7 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
 anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char*, size_t, const char*,
                             anvil_plugin_executable**) {
   if (auto* e = CheckDevice(context, device)) return e;
-  return Error(kUnimplemented,
-               "the CUDA plugin cannot run programs on a device yet (it compiles them for its compile-only targets: "
-               "anvil conformance --plugin cuda --compile-only)");
+  return FromStatus(anvil::gpu::CannotRunYet(kPlugin, "cuda"));
 }
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable*) {}
@@ -220,23 +214,16 @@ anvil_plugin_error* TargetCount(anvil_plugin_context* context, size_t* out) {
   return nullptr;
 }
 
-anvil_plugin_error* CheckTarget(anvil_plugin_context* context, size_t target) {
-  if (target < context->targets.size()) return nullptr;
-  return Error(kInvalidArgument, "the CUDA plugin has " + std::to_string(context->targets.size()) +
-                                     " compile-only targets, not target " + std::to_string(target) +
-                                     (context->nvrtc ? "" : " (" + context->why_no_nvrtc + ")"));
-}
-
 anvil_plugin_error* TargetName(anvil_plugin_context* context, size_t target, const char** out) {
-  if (auto* e = CheckTarget(context, target)) return e;
-  *out = context->targets[target].name.c_str();
+  if (auto* e = FromStatus(context->targets.Check(target))) return e;
+  *out = context->targets.name(target).c_str();
   return nullptr;
 }
 
 anvil_plugin_error* TargetCompile(anvil_plugin_context* context, size_t target, const char* text, size_t size,
                                   const char*) {
-  if (auto* e = CheckTarget(context, target)) return e;
-  auto kernels = anvil::cuda::CompileProgramKernels(std::string_view(text, size), context->targets[target].sm,
+  if (auto* e = FromStatus(context->targets.Check(target))) return e;
+  auto kernels = anvil::cuda::CompileProgramKernels(std::string_view(text, size), SmOf(context->targets.name(target)),
                                                     *context->nvrtc, context->executor);
   return kernels.ok() ? nullptr : FromStatus(kernels.status());
 }

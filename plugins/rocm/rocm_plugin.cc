@@ -16,6 +16,7 @@
 
 #include "anvil/anvil_plugin.h"
 #include "plugins/common/plugin_support.h"
+#include "plugins/gpu/plugin_parts.h"
 #include "plugins/rocm/hip_compiler.h"
 #include "plugins/rocm/hip_runtime.h"
 #include "plugins/rocm/rocm_kernels.h"
@@ -40,6 +41,7 @@ using anvil::rocm::HipRuntime;
 // The GPUs compile-only targets stand for: MI200 (gfx90a, CDNA2) and
 // RX 7900 (gfx1100, RDNA3; its device library is the plugin's stand-in).
 constexpr const char* kTargets[] = {"gfx90a", "gfx1100"};
+constexpr const char* kPlugin = "the ROCm plugin";
 
 }  // namespace
 
@@ -47,8 +49,7 @@ struct anvil_plugin_context {
   anvil_plugin_host_executor executor;
   const HipRuntime& runtime;
   const HipCompiler* compiler = nullptr;
-  std::string why_no_targets;
-  std::vector<std::string> targets;
+  anvil::gpu::CompileTargets targets{kPlugin};
 };
 
 namespace {
@@ -65,7 +66,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
   // unloaded.
   anvil::plugin::StayLoaded(reinterpret_cast<const void*>(&ContextCreate));
   auto context = std::unique_ptr<anvil_plugin_context>(
-      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), HipRuntime::Get(), nullptr, {}, {}});
+      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), HipRuntime::Get(), nullptr});
   const auto& list = context->runtime.DeviceList();
   // Loading still succeeds: a machine without an AMD GPU has zero devices here.
   if (list.devices.empty()) std::fprintf(stderr, "anvil rocm plugin: no devices: %s\n", list.reason.c_str());
@@ -75,15 +76,15 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
     for (const char* target : kTargets) {
       auto libs = context->compiler->DeviceLibs(target);
       if (libs.ok()) {
-        context->targets.push_back(target);
+        context->targets.Add(target);
       } else {
-        context->why_no_targets += (context->why_no_targets.empty() ? "" : "; ") + libs.status().message();
+        context->targets.Missing(libs.status().message());
         std::fprintf(stderr, "anvil rocm plugin: no %s target: %s\n", target, libs.status().message().c_str());
       }
     }
   } else {
-    context->why_no_targets = compiler.status().message();
-    std::fprintf(stderr, "anvil rocm plugin: cannot compile: %s\n", context->why_no_targets.c_str());
+    context->targets.Missing(compiler.status().message());
+    std::fprintf(stderr, "anvil rocm plugin: cannot compile: %s\n", compiler.status().message().c_str());
   }
   *out = context.release();
   return nullptr;
@@ -100,9 +101,7 @@ anvil_plugin_error* DeviceCount(anvil_plugin_context* context, size_t* out) {
 
 anvil_plugin_error* CheckDevice(anvil_plugin_context* context, size_t device) {
   if (device < Devices(context)) return nullptr;
-  const std::string& reason = context->runtime.DeviceList().reason;
-  return Error(kInvalidArgument, "the ROCm plugin has " + std::to_string(Devices(context)) + " devices, not device " +
-                                     std::to_string(device) + (reason.empty() ? "" : " (" + reason + ")"));
+  return FromStatus(anvil::gpu::NoSuchDevice(kPlugin, Devices(context), device, context->runtime.DeviceList().reason));
 }
 
 // Makes `device` the calling thread's.
@@ -171,9 +170,7 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
 anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char*, size_t, const char*,
                             anvil_plugin_executable**) {
   if (auto* e = CheckDevice(context, device)) return e;
-  return Error(kUnimplemented,
-               "the ROCm plugin cannot run programs on a device yet (it compiles them for its compile-only targets: "
-               "anvil conformance --plugin rocm --compile-only)");
+  return FromStatus(anvil::gpu::CannotRunYet(kPlugin, "rocm"));
 }
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable*) {}
@@ -188,23 +185,16 @@ anvil_plugin_error* TargetCount(anvil_plugin_context* context, size_t* out) {
   return nullptr;
 }
 
-anvil_plugin_error* CheckTarget(anvil_plugin_context* context, size_t target) {
-  if (target < context->targets.size()) return nullptr;
-  return Error(kInvalidArgument, "the ROCm plugin has " + std::to_string(context->targets.size()) +
-                                     " compile-only targets, not target " + std::to_string(target) +
-                                     (context->why_no_targets.empty() ? "" : " (" + context->why_no_targets + ")"));
-}
-
 anvil_plugin_error* TargetName(anvil_plugin_context* context, size_t target, const char** out) {
-  if (auto* e = CheckTarget(context, target)) return e;
-  *out = context->targets[target].c_str();
+  if (auto* e = FromStatus(context->targets.Check(target))) return e;
+  *out = context->targets.name(target).c_str();
   return nullptr;
 }
 
 anvil_plugin_error* TargetCompile(anvil_plugin_context* context, size_t target, const char* text, size_t size,
                                   const char*) {
-  if (auto* e = CheckTarget(context, target)) return e;
-  auto program = anvil::rocm::CompileProgramKernels(std::string_view(text, size), context->targets[target],
+  if (auto* e = FromStatus(context->targets.Check(target))) return e;
+  auto program = anvil::rocm::CompileProgramKernels(std::string_view(text, size), context->targets.name(target),
                                                     *context->compiler, context->executor);
   return program.ok() ? nullptr : FromStatus(program.status());
 }

@@ -8,6 +8,7 @@
 #include "hlo/hlo_parser.h"
 #include "hlo/kernel_plan.h"
 #include "plugins/gpu/kernel_emitter.h"
+#include "plugins/gpu/tests/test_programs.h"
 
 namespace anvil::gpu {
 namespace {
@@ -21,31 +22,8 @@ TEST(WithoutDoubleSuffixes, DropsGlslsSuffixAndKeepsLiteralsDouble) {
   EXPECT_EQ(WithoutDoubleSuffixes("x2lf + 0l + 3ul + self"), "x2lf + 0l + 3ul + self");
 }
 
-// One kernel of each kind the generator has.
-const char* kEveryKind = R"(HloModule m
-add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
-less { a = s32[] parameter(0)  b = s32[] parameter(1)  c = f16[] parameter(2)  d = f16[] parameter(3)
-       ROOT l = pred[] compare(a, b), direction=LT }
-ENTRY e {
-  x = f32[4,6] parameter(0)
-  y = f32[6,3] parameter(1)
-  k = s32[8] parameter(2)
-  h = f16[8] parameter(3)
-  img = f32[1,6,6,2] parameter(4)
-  w = f32[3,3,2,4] parameter(5)
-  c = c64[3] parameter(6)
-  t = f32[6,4] transpose(x), dimensions={1,0}
-  d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  zero = f32[] constant(0)
-  r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
-  conv = f32[1,4,4,4] convolution(img, w), window={size=3x3}, dim_labels=b01f_01io->b01f
-  sorted = (s32[8], f16[8]) sort(k, h), dimensions={0}, to_apply=less
-  cs = c64[3] sqrt(c)
-  ROOT out = (f32[6,4], f32[4,3], f32[4], f32[1,4,4,4], (s32[8], f16[8]), c64[3]) tuple(t, d, r, conv, sorted, cs)
-})";
-
 std::vector<KernelSource> Emit(const CxxDialect& dialect) {
-  auto module = hlo::ParseHloModule(kEveryKind, {"test", 1});
+  auto module = hlo::ParseHloModule(testing::kEveryKernelKind, {"test", 1});
   EXPECT_TRUE(module.ok()) << module.status().message();
   if (!module.ok()) return {};
   auto plan = hlo::PlanKernels(**module);

@@ -12,45 +12,18 @@
 #include <thread>
 #include <vector>
 
+#include "plugins/gpu/tests/test_programs.h"
+
 namespace anvil::rocm {
 namespace {
 
-// Core's host executor stand-in: each job on a thread of its own.
-anvil_plugin_host_executor Threads() {
-  anvil_plugin_host_executor host{};
-  host.struct_size = ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue);
-  host.enqueue = [](void*, void (*fn)(void*), void* arg) { std::thread(fn, arg).detach(); };
-  return host;
-}
+using gpu::testing::kEveryKernelKind;
+using gpu::testing::ThreadPerJob;
+
 
 HipCompiler TestCompiler() {
   return HipCompiler({ANVIL_TEST_HIP_CLANG, ANVIL_TEST_HIP_DEVICE_LIBS, ANVIL_TEST_HIP_DEVICE_LIBS_GFX11});
 }
-
-// A kernel of each kind, on several element types (as the CUDA plugin's test).
-const char* kProgram = R"(HloModule m
-add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
-less { a = s32[] parameter(0)  b = s32[] parameter(1)  c = f16[] parameter(2)  d = f16[] parameter(3)
-       ROOT l = pred[] compare(a, b), direction=LT }
-ENTRY e {
-  x = f32[4,6] parameter(0)
-  y = f32[6,3] parameter(1)
-  k = s32[8] parameter(2)
-  h = f16[8] parameter(3)
-  img = f32[1,6,6,2] parameter(4)
-  w = f32[3,3,2,4] parameter(5)
-  c = c64[3] parameter(6)
-  q = f64[5] parameter(7)
-  t = f32[6,4] transpose(x), dimensions={1,0}
-  d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  zero = f32[] constant(0)
-  r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
-  conv = f32[1,4,4,4] convolution(img, w), window={size=3x3}, dim_labels=b01f_01io->b01f
-  sorted = (s32[8], f16[8]) sort(k, h), dimensions={0}, to_apply=less
-  cs = c64[3] sqrt(c)
-  lq = f64[5] log-plus-one(q)
-  ROOT out = (f32[6,4], f32[4,3], f32[4], f32[1,4,4,4], (s32[8], f16[8]), c64[3], f64[5]) tuple(t, d, r, conv, sorted, cs, lq)
-})";
 
 void ExpectAmdgpuElf(const std::vector<char>& code, const std::string& what) {
   ASSERT_GE(code.size(), 64u) << what;
@@ -90,7 +63,7 @@ TEST(RocmKernels, EveryKindCompilesToCodeObjectsForTheTargetsBatchedOrNot) {
     for (size_t batches : {0, 2, 1000}) {
       if (batches == 1000 && std::string(target) != "gfx90a") continue;
       auto start = std::chrono::steady_clock::now();
-      auto program = CompileProgramKernels(kProgram, target, compiler, Threads(), batches);
+      auto program = CompileProgramKernels(kEveryKernelKind, target, compiler, ThreadPerJob(), batches);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ASSERT_TRUE(program.ok()) << target << ": " << program.status().message();
       ASSERT_GE(program->kernels.size(), 7u);
@@ -112,7 +85,7 @@ TEST(RocmKernels, EveryKindCompilesToCodeObjectsForTheTargetsBatchedOrNot) {
 
 TEST(RocmKernels, AnInstructionWithoutAKernelIsRefusedByName) {
   const char* f8 = "HloModule m\nENTRY e {\n  a = f8e4m3fn[4] parameter(0)\n  ROOT n = f8e4m3fn[4] negate(a)\n}\n";
-  auto program = CompileProgramKernels(f8, "gfx90a", TestCompiler(), Threads());
+  auto program = CompileProgramKernels(f8, "gfx90a", TestCompiler(), ThreadPerJob());
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), hlo::StatusCode::kUnimplemented);
   EXPECT_NE(program.status().message().find("the ROCm plugin"), std::string::npos) << program.status().message();
@@ -121,7 +94,7 @@ TEST(RocmKernels, AnInstructionWithoutAKernelIsRefusedByName) {
 
 TEST(RocmKernels, AMalformedProgramSaysWhere) {
   auto program =
-      CompileProgramKernels("HloModule m\nENTRY e {\n  a = f32[4] parameter(0\n}\n", "gfx90a", TestCompiler(), Threads());
+      CompileProgramKernels("HloModule m\nENTRY e {\n  a = f32[4] parameter(0\n}\n", "gfx90a", TestCompiler(), ThreadPerJob());
   ASSERT_FALSE(program.ok());
   EXPECT_NE(program.status().message().find("canonical:"), std::string::npos) << program.status().message();
 }
