@@ -1,5 +1,6 @@
 // Every program of the corpora parses, verifies and round-trips through the
-// printer (parse(print(m)) == m), except the files listed with a reason in
+// printer (parse(print(m)) == m) and through the binary form caches keep
+// (read(write(m)) == m, printing the same), except the files listed with a reason in
 // corpus_exceptions.txt; the test also fails when that list is stale.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "hlo/binary_module.h"
 #include "hlo/hlo_parser.h"
 #include "hlo/printer.h"
 #include "hlo/program_text.h"
@@ -38,6 +40,10 @@ std::string CheckFile(const std::string& path) {
     std::string difference;
     if (!Equal(*module, **reparsed, &difference)) return "round trip differs: " + difference;
     if (Print(**reparsed) != printed) return "printing is not stable";
+    auto binary = ReadBinaryModule(WriteBinaryModule(*module), path + " (binary)");
+    if (!binary.ok()) return "binary form does not read back: " + binary.status().message();
+    if (!Equal(*module, **binary, &difference)) return "binary round trip differs: " + difference;
+    if (Print(**binary) != printed) return "the binary form prints differently";
   }
   // The whole file printed (what `anvil parse` writes) reads back into as
   // many modules, each equal to its original.
