@@ -1,7 +1,10 @@
 // Compiles a canonical module's entry into a Plan: values, buffer
 // assignment with reuse, and one kernel per instruction.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <functional>
 #include <stdexcept>
 #include <map>
@@ -16,6 +19,26 @@
 
 namespace anvil::cpu {
 namespace {
+
+// ANVIL_CPU_REFERENCE_REPORT=FILE appends a line for every reference step
+// planned: opcode, result shape, instruction and module. It is how the
+// reference steps left in a corpus are counted
+// (scripts/cpu_reference_steps.py); plans are the same either way.
+// The module being planned on this thread (nested plans are built inside
+// their entry's BuildPlan), for the report.
+thread_local const std::string* planned_module = nullptr;
+
+void ReportReferenceStep(const hlo::Instruction& i) {
+  static const char* const path = std::getenv("ANVIL_CPU_REFERENCE_REPORT");
+  if (!path || !*path) return;
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\t%s\t%%%s\t%s\n", std::string(i.OpcodeSpelling()).c_str(), i.shape.ToString(false).c_str(),
+                 i.name.c_str(), planned_module ? planned_module->c_str() : "");
+    std::fclose(f);
+  }
+}
 
 using hlo::Instruction;
 using hlo::Opcode;
@@ -528,6 +551,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
       kernel = Fallback(i, operand_values[s], result_value[s]);
       ++plan_->reference_steps;
+      ReportReferenceStep(i);
     }
     plan_->steps.push_back(Step{std::string(i.OpcodeSpelling()) + (kernel_is_typed ? "" : "(reference)") + " %" + i.name,
                                 std::move(kernel)});
@@ -553,8 +577,11 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
 
 hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module) {
   if (!module.entry) return hlo::InvalidArgument("module has no entry computation");
+  planned_module = &module.name;
   Builder builder(*module.entry, /*nested=*/false);
-  return builder.Build();
+  auto plan = builder.Build();
+  planned_module = nullptr;
+  return plan;
 }
 
 hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation) {
