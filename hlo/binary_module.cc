@@ -148,7 +148,8 @@ class ModuleReader {
  private:
   Status ReadString(std::string& out, std::string_view what) {
     uint64_t size = 0;
-    ANVIL_RETURN_IF_ERROR(r_.ReadCount(size, std::string("the length of ") + std::string(what)));
+    // `what` is only read on an error: nothing is built on the way.
+    ANVIL_RETURN_IF_ERROR(r_.ReadCount(size, what));
     bytecode::Bytes b;
     ANVIL_RETURN_IF_ERROR(r_.ReadBytes(size, b, what));
     out.assign(reinterpret_cast<const char*>(b.data), b.size);

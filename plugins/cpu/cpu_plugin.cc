@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
+#include "hlo/binary_module.h"
 #include "hlo/hlo_parser.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/cpu/plan.h"
@@ -80,7 +81,6 @@ using anvil::cpu::Plan;
 struct Executable {
   // The module stays: kernels that fall back to the evaluator read it.
   std::unique_ptr<anvil::hlo::Module> module;
-  std::string canonical_text;  // what Serialize gives
   std::unique_ptr<Plan> plan;
   // The scratch block of the last execution, kept for the next one: a large
   // plan's scratch (GiBs for a training step) would otherwise be faulted in
@@ -179,16 +179,11 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
   return nullptr;
 }
 
-anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* text, size_t size, const char*,
-                            anvil_plugin_executable** out) {
+// Plans a parsed module (from the canonical text or from serialised bytes).
+anvil_plugin_error* CompileModule(anvil_plugin_context* context, std::unique_ptr<anvil::hlo::Module> module,
+                                  anvil_plugin_executable** out) {
   auto exe = std::make_unique<Executable>();
-  {
-    HostSpan span(context->executor, "cpu: parse canonical text");
-    auto module = anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
-    if (!module.ok()) return FromStatus(module.status());
-    exe->module = std::move(module).value();
-    exe->canonical_text.assign(text, size);
-  }
+  exe->module = std::move(module);
   HostSpan span(context->executor, "cpu: plan");
   auto plan = anvil::cpu::BuildPlan(*exe->module);
   if (!plan.ok()) return FromStatus(plan.status());
@@ -205,6 +200,16 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* t
   }
   *out = reinterpret_cast<anvil_plugin_executable*>(exe.release());
   return nullptr;
+}
+
+anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* text, size_t size, const char*,
+                            anvil_plugin_executable** out) {
+  auto module = [&] {
+    HostSpan span(context->executor, "cpu: parse canonical text");
+    return anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
+  }();
+  if (!module.ok()) return FromStatus(module.status());
+  return CompileModule(context, std::move(module).value(), out);
 }
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
@@ -292,15 +297,24 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   return nullptr;
 }
 
-// The plan is rebuilt from the canonical text, which is what is kept.
+// What is kept is the module in its binary form: loading it skips the text
+// parse (about half of a warm load), and the plan is built again from it
+// (its kernels are closures over the module's instructions).
 anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
-  anvil::plugin::GiveSerialized(reinterpret_cast<Executable*>(executable)->canonical_text, out, size);
+  anvil::plugin::GiveSerialized(anvil::hlo::WriteBinaryModule(*reinterpret_cast<Executable*>(executable)->module),
+                                out, size);
   return nullptr;
 }
 
-anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, const void* bytes, size_t size,
+anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t, const void* bytes, size_t size,
                                 anvil_plugin_executable** out) {
-  return Compile(context, device, static_cast<const char*>(bytes), size, "", out);
+  auto module = [&] {
+    HostSpan span(context->executor, "cpu: read serialised module");
+    return anvil::hlo::ReadBinaryModule(std::string_view(static_cast<const char*>(bytes), size),
+                                        "serialised CPU executable");
+  }();
+  if (!module.ok()) return FromStatus(module.status());
+  return CompileModule(context, std::move(module).value(), out);
 }
 
 anvil_plugin_api MakeApi() {
