@@ -2,18 +2,24 @@
 // backward data and backward weights (conv_problem.h says which an HLO
 // convolution is), grouped and depthwise included.
 //
-// Everything is decided at compile time: the primitive (oneDNN picks its
-// implementation and the blocked layouts it runs fastest in, `format any`),
-// the reorders between Anvil's row-major arrays and those layouts, and where
-// each temporary lives in the step's temp region (the plan's scratch block,
-// so an execution allocates nothing here). Executing mirrors the weights if
-// the problem asks, reorders the inputs, runs the primitive and reorders the
-// result back.
+// Everything is decided at compile time: the primitive's descriptor (oneDNN
+// picks its implementation and the blocked layouts it runs fastest in,
+// `format any`), the reorders between Anvil's row-major arrays and those
+// layouts, and where each temporary lives in the step's temp region (the
+// plan's scratch block, so an execution allocates nothing here). The
+// primitives themselves, which oneDNN JIT-compiles and cannot serialise for
+// CPU engines, are created by the first execution that runs the step: a
+// compile, and a load from the compile cache, do not pay for code generation
+// (most of a cached load's time otherwise) that only running needs, and a
+// step never run (a branch not taken) never pays for it. Executing then
+// mirrors the weights if the problem asks, reorders the inputs, runs the
+// primitive and reorders the result back.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <memory>
-#include <string>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include "plugins/cpu/conv_problem.h"
 #include "plugins/cpu/plan.h"
@@ -53,7 +59,8 @@ int64_t Reserve(int64_t& top, size_t bytes) {
 struct Port {
   int arg = 0;             // DNNL_ARG_*
   memory::desc user, primitive;
-  std::optional<dnnl::reorder> reorder;
+  bool reordered = false;  // user != primitive: staged through temp
+  std::optional<dnnl::reorder> reorder;  // made with the primitive
   int64_t staged_at = -1;  // temp offset of the primitive-layout copy, if any
 };
 
@@ -84,6 +91,9 @@ void WriteMirrored(const Mirror& m, const float* source, float* dense) {
 }
 
 struct CompiledConvolution {
+  dnnl::primitive_desc_base pd;  // the chosen implementation
+  // Created once, by the first execution (Ready).
+  std::once_flag created;
   dnnl::primitive primitive;
   Port a, b, c;  // HLO's lhs, rhs and result
   std::optional<Mirror> mirror_b;
@@ -98,9 +108,10 @@ dnnl::primitive_attr UserScratchpad() {
   return attr;
 }
 
-// The primitive for `p` and its three ports, bound to oneDNN's argument
-// roles, or throws dnnl::error when oneDNN has no implementation.
-std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p, bool plain_activations) {
+// The primitive descriptor for `p` (the implementation oneDNN chooses) and
+// its three ports, bound to oneDNN's argument roles, or throws dnnl::error
+// when oneDNN has no implementation. Nothing is JIT-compiled yet (Ready).
+std::shared_ptr<CompiledConvolution> DescribePrimitive(const ConvProblem& p, bool plain_activations) {
   const dnnl::engine& engine = CpuEngine();
   const memory::dims strides(p.strides.begin(), p.strides.end()), dilates(p.dilates.begin(), p.dilates.end());
   const memory::dims pad_l(p.pad_l.begin(), p.pad_l.end()), pad_r(p.pad_r.begin(), p.pad_r.end());
@@ -116,7 +127,6 @@ std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p, bool 
   dnnl::primitive_desc_base pd = forward_pd;
   switch (p.kind) {
     case Kind::kForward:
-      compiled->primitive = dnnl::convolution_forward(forward_pd);
       compiled->a.arg = DNNL_ARG_SRC;
       compiled->b.arg = DNNL_ARG_WEIGHTS;
       compiled->c.arg = DNNL_ARG_DST;
@@ -125,7 +135,6 @@ std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p, bool 
       const dnnl::convolution_backward_data::desc d(algorithm, act(p.src), AnyDesc(p.weights), act(p.dst),
                                                     strides, dilates, pad_l, pad_r);
       const dnnl::convolution_backward_data::primitive_desc data_pd(d, attr, engine, forward_pd);
-      compiled->primitive = dnnl::convolution_backward_data(data_pd);
       pd = data_pd;
       compiled->a.arg = DNNL_ARG_DIFF_DST;
       compiled->b.arg = DNNL_ARG_WEIGHTS;
@@ -136,7 +145,6 @@ std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p, bool 
       const dnnl::convolution_backward_weights::desc d(algorithm, act(p.src), AnyDesc(p.weights), act(p.dst),
                                                        strides, dilates, pad_l, pad_r);
       const dnnl::convolution_backward_weights::primitive_desc weights_pd(d, attr, engine, forward_pd);
-      compiled->primitive = dnnl::convolution_backward_weights(weights_pd);
       pd = weights_pd;
       compiled->a.arg = DNNL_ARG_SRC;
       compiled->b.arg = DNNL_ARG_DIFF_DST;
@@ -155,6 +163,7 @@ std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p, bool 
   }
   compiled->scratchpad = pd.scratchpad_desc();
   compiled->impl = pd.impl_info_str();
+  compiled->pd = pd;
   bool mirrored = false;
   for (bool f : p.flip) mirrored |= f;
   if (mirrored) {
@@ -169,14 +178,24 @@ std::shared_ptr<CompiledConvolution> CreatePrimitive(const ConvProblem& p, bool 
     compiled->b.user = StridedDesc(ConvOperand{m.dims, RowMajorStrides(m.dims)});
   }
   // Inputs are reordered into the primitive's layout, the result out of it.
-  for (Port* port : {&compiled->a, &compiled->b}) {
-    if (port->user != port->primitive) {
-      port->reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, port->user, engine, port->primitive));
-    }
-  }
-  Port& c = compiled->c;
-  if (c.user != c.primitive) c.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, c.primitive, engine, c.user));
+  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) port->reordered = port->user != port->primitive;
   return compiled;
+}
+
+// The primitive and its reorders, made once, by the first execution.
+void Ready(CompiledConvolution& conv) {
+  std::call_once(conv.created, [&conv] {
+    const dnnl::engine& engine = CpuEngine();
+    conv.primitive = dnnl::primitive(conv.pd.get());  // forward, backward data or weights, as chosen
+    for (Port* port : {&conv.a, &conv.b}) {
+      if (port->reordered) {
+        port->reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, port->user, engine, port->primitive));
+      }
+    }
+    if (conv.c.reordered) {
+      conv.c.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, conv.c.primitive, engine, conv.c.user));
+    }
+  });
 }
 
 }  // namespace
@@ -191,12 +210,12 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
   // a blocked layout and back (MobileNet's step: 7.2 s against 2.6 s).
   std::shared_ptr<CompiledConvolution> compiled;
   try {
-    compiled = CreatePrimitive(*problem, /*plain_activations=*/true);
+    compiled = DescribePrimitive(*problem, /*plain_activations=*/true);
     if (compiled->impl.rfind("jit", 0) != 0) compiled.reset();
   } catch (const dnnl::error&) {
   }
   try {
-    if (!compiled) compiled = CreatePrimitive(*problem, /*plain_activations=*/false);
+    if (!compiled) compiled = DescribePrimitive(*problem, /*plain_activations=*/false);
   } catch (const dnnl::error&) {
     return nullptr;  // no oneDNN implementation for this problem: the generic kernels take it
   }
@@ -205,12 +224,13 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
   compiled->scratchpad_at = Reserve(top, compiled->scratchpad.get_size());
   if (compiled->mirror_b) compiled->mirror_b->at = Reserve(top, compiled->b.user.get_size());
   for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) {
-    if (port->reorder) port->staged_at = Reserve(top, port->primitive.get_size());
+    if (port->reordered) port->staged_at = Reserve(top, port->primitive.get_size());
   }
   temp->bytes = top;
   const Slot lhs = in[0], rhs = in[1], result = out, region = temp->slot;
   return [=](const Frame& frame) {
-    const CompiledConvolution& conv = *compiled;
+    CompiledConvolution& conv = *compiled;
+    Ready(conv);
     const dnnl::engine& engine = CpuEngine();
     char* base = static_cast<char*>(frame.At(region));
     dnnl::stream stream(engine);
@@ -223,7 +243,7 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
     // The primitive-side memory of a port: staged in temp, or the user's own.
     auto bind = [&](const Port& port, void* user_data, memory& user, memory& staged) {
       user = memory(port.user, engine, user_data);
-      staged = port.reorder ? memory(port.primitive, engine, base + port.staged_at) : user;
+      staged = port.reordered ? memory(port.primitive, engine, base + port.staged_at) : user;
     };
     memory a_user, a_staged, b_user, b_staged, c_user, c_staged;
     bind(conv.a, frame.At(lhs), a_user, a_staged);
