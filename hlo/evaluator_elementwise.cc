@@ -10,6 +10,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
+#include "hlo/real_functions.h"
 
 namespace anvil::hlo::eval {
 namespace {
@@ -77,41 +78,17 @@ double ReducePrecision(double v, ElementType t, int exponent_bits, int mantissa_
 
 // --- unary
 
+// The evaluator's real-valued ops are hlo/real_functions' (plugins that
+// compute in double use the same functions, so they agree bit for bit).
 StatusOr<double> UnaryReal(const Instruction& i, double x) {
   switch (i.opcode) {
-    case Opcode::kAbs: return std::fabs(x);
-    case Opcode::kNegate: return -x;
-    case Opcode::kSign: return std::isnan(x) ? x : (x == 0 ? x : (x > 0 ? 1.0 : -1.0));
-    case Opcode::kFloor: return std::floor(x);
-    case Opcode::kCeil: return std::ceil(x);
-    case Opcode::kRoundNearestAfz: return std::round(x);
-    case Opcode::kRoundNearestEven: return std::nearbyint(x);
-    case Opcode::kSqrt: return std::sqrt(x);
-    case Opcode::kRsqrt: return 1.0 / std::sqrt(x);
-    case Opcode::kCbrt: return std::cbrt(x);
-    case Opcode::kExp: return std::exp(x);
-    case Opcode::kExpm1: return std::expm1(x);
-    case Opcode::kLog: return std::log(x);
-    case Opcode::kLog1p: return std::log1p(x);
-    case Opcode::kLogistic: return 1.0 / (1.0 + std::exp(-x));
-    case Opcode::kSin: return std::sin(x);
-    case Opcode::kCos: return std::cos(x);
-    case Opcode::kTan: return std::tan(x);
-    case Opcode::kTanh: return std::tanh(x);
-    case Opcode::kAsin: return std::asin(x);
-    case Opcode::kAcos: return std::acos(x);
-    case Opcode::kAtan: return std::atan(x);
-    case Opcode::kSinh: return std::sinh(x);
-    case Opcode::kCosh: return std::cosh(x);
-    case Opcode::kAsinh: return std::asinh(x);
-    case Opcode::kAcosh: return std::acosh(x);
-    case Opcode::kAtanh: return std::atanh(x);
-    case Opcode::kErf: return std::erf(x);
     case Opcode::kCopy:
     case Opcode::kReal: return x;
     case Opcode::kImag: return 0.0;
-    default: return Unimplemented("");
+    default: break;
   }
+  if (RealUnaryFunction f = RealUnaryOf(i.opcode)) return f(x);
+  return Unimplemented("");
 }
 
 StatusOr<C> UnaryComplex(const Instruction& i, C x) {
@@ -226,24 +203,8 @@ StatusOr<uint64_t> BinaryInt(const Instruction& i, uint64_t a, uint64_t b, Eleme
 }
 
 StatusOr<double> BinaryReal(const Instruction& i, double a, double b) {
-  switch (i.opcode) {
-    case Opcode::kAdd: return a + b;
-    case Opcode::kSubtract: return a - b;
-    case Opcode::kMultiply: return a * b;
-    case Opcode::kDivide: return a / b;
-    case Opcode::kRemainder: return std::fmod(a, b);
-    case Opcode::kPower: return std::pow(a, b);
-    case Opcode::kAtan2: return std::atan2(a, b);
-    case Opcode::kMaximum:
-      if (std::isnan(a) || std::isnan(b)) return std::nan("");
-      if (a == 0 && b == 0) return std::signbit(a) ? b : a;
-      return std::max(a, b);
-    case Opcode::kMinimum:
-      if (std::isnan(a) || std::isnan(b)) return std::nan("");
-      if (a == 0 && b == 0) return std::signbit(a) ? a : b;
-      return std::min(a, b);
-    default: return Unimplemented("");
-  }
+  if (RealBinaryFunction f = RealBinaryOf(i.opcode)) return f(a, b);
+  return Unimplemented("");
 }
 
 StatusOr<C> BinaryComplex(const Instruction& i, C a, C b) {
@@ -340,6 +301,10 @@ Status FloatLoop(const Instruction& i, const std::vector<const Literal*>& operan
   const T* a = ElementsOf<T>(*operands[0]);
   T* r = ElementsOf<T>(out);
   if (operands.size() == 1) {
+    if (RealUnaryFunction f = RealUnaryOf(i.opcode)) {
+      for (int64_t k = 0; k < n; ++k) r[k] = static_cast<T>(f(a[k]));
+      return OkStatus();
+    }
     for (int64_t k = 0; k < n; ++k) {
       StatusOr<double> v = UnaryReal(i, a[k]);
       if (!v.ok()) return Unsupported(i, out.shape().element_type());
@@ -348,6 +313,10 @@ Status FloatLoop(const Instruction& i, const std::vector<const Literal*>& operan
     return OkStatus();
   }
   const T* b = ElementsOf<T>(*operands[1]);
+  if (RealBinaryFunction f = RealBinaryOf(i.opcode)) {
+    for (int64_t k = 0; k < n; ++k) r[k] = static_cast<T>(f(a[k], b[k]));
+    return OkStatus();
+  }
   for (int64_t k = 0; k < n; ++k) {
     StatusOr<double> v = BinaryReal(i, a[k], b[k]);
     if (!v.ok()) return Unsupported(i, out.shape().element_type());

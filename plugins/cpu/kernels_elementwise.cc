@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "hlo/attributes.h"
+#include "hlo/real_functions.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/plan.h"
@@ -48,13 +49,36 @@ Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
   return kernel;
 }
 
+// Every other bf16 and f16 op the evaluator computes in double (exp, tanh,
+// power, atan2...): the same function (hlo/real_functions) on the exactly
+// widened value and the same one rounding (hlo::EncodeFloat), so the result
+// is the evaluator's bit for bit, without its literals per step.
+template <typename N>
+Kernel NarrowFloatInDouble(Opcode op, ElementType type, const std::vector<Slot>& in, Slot o, int64_t n) {
+  const hlo::FloatFormat* format = hlo::Info(type).float_format;
+  if (!format) return nullptr;
+  auto narrow = [format](double v) { return N{static_cast<uint16_t>(hlo::EncodeFloat(*format, v))}; };
+  if (in.size() == 1) {
+    if (hlo::RealUnaryFunction f = hlo::RealUnaryOf(op)) {
+      return Unary<N, N>(in[0], o, n, [=](N x) { return narrow(f(static_cast<double>(ToFloat(x)))); });
+    }
+  } else if (in.size() == 2) {
+    if (hlo::RealBinaryFunction f = hlo::RealBinaryOf(op)) {
+      return Binary<N, N>(in[0], in[1], o, n, [=](N x, N y) {
+        return narrow(f(static_cast<double>(ToFloat(x)), static_cast<double>(ToFloat(y))));
+      });
+    }
+  }
+  return nullptr;
+}
+
 // bf16 and f16 arithmetic computed in f32 and rounded once: for add,
 // subtract, multiply and divide f32 has more than twice their precision
 // plus two bits, so the two roundings give the correctly rounded result;
-// maximum, minimum, negate and abs are exact. Other ops (exp, tanh...) are
-// left to the evaluator.
+// maximum, minimum, negate and abs are exact. Other ops go through double
+// (NarrowFloatInDouble).
 template <typename N>
-Kernel NarrowFloatArithmetic(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
+Kernel NarrowFloatArithmetic(Opcode op, ElementType type, const std::vector<Slot>& in, Slot o, int64_t n) {
   auto narrow = [](float x) { return RoundFromFloat<N>(x); };
   Kernel kernel;
   const bool exact_binary = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply ||
@@ -64,6 +88,7 @@ Kernel NarrowFloatArithmetic(Opcode op, const std::vector<Slot>& in, Slot o, int
   } else if ((op == Opcode::kNegate || op == Opcode::kAbs) && in.size() == 1) {
     VisitFloatUnary(op, [&](auto f) { kernel = Unary<N, N>(in[0], o, n, [=](N x) { return narrow(f(ToFloat(x))); }); });
   }
+  if (!kernel) kernel = NarrowFloatInDouble<N>(op, type, in, o, n);
   return kernel;
 }
 
@@ -291,8 +316,8 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
     return ForType(t, [&]<typename T>() -> Kernel { return Compare<T>(direction, in[0], in[1], out, n); });
   }
   if (i.shape.element_type() != t && op != Opcode::kIsFinite) return nullptr;
-  if (t == ElementType::kBF16) return NarrowFloatArithmetic<Bf16>(op, in, out, n);
-  if (t == ElementType::kF16) return NarrowFloatArithmetic<F16>(op, in, out, n);
+  if (t == ElementType::kBF16) return NarrowFloatArithmetic<Bf16>(op, t, in, out, n);
+  if (t == ElementType::kF16) return NarrowFloatArithmetic<F16>(op, t, in, out, n);
   if (hlo::IsElementwiseBinary(op) && in.size() == 2) {
     if (is_float) {
       return t == ElementType::kF32 ? FloatBinary<float>(op, in[0], in[1], out, n)
