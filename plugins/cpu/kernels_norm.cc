@@ -1,4 +1,4 @@
-// f32 clamp and batch normalisation (training, inference, gradient) kernels.
+// Batch normalisation (training, inference, gradient) kernels.
 // Statistics accumulate in double per feature; the parallel split is over
 // features.
 #include <cmath>
@@ -30,27 +30,6 @@ FeatureLayout LayoutOf(const hlo::Shape& s, int64_t feature) {
 }
 
 }  // namespace
-
-Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
-  if (i.shape.element_type() != hlo::ElementType::kF32 || in.size() != 3) return nullptr;
-  const int64_t n = i.shape.ElementCount();
-  const bool lo_scalar = i.operands[0]->shape.rank() == 0, hi_scalar = i.operands[2]->shape.rank() == 0;
-  const Slot lo = in[0], x = in[1], hi = in[2];
-  return [=](const Frame& frame) {
-    const float* l = static_cast<const float*>(frame.At(lo));
-    const float* v = static_cast<const float*>(frame.At(x));
-    const float* h = static_cast<const float*>(frame.At(hi));
-    float* y = static_cast<float*>(frame.At(out));
-    frame.parallel->For(n, kGrain, [&](int64_t b, int64_t e) {
-      // Branch-free so that it vectorises; a NaN anywhere gives NaN.
-      for (int64_t k = b; k < e; ++k) {
-        const float a = l[lo_scalar ? 0 : k], c = h[hi_scalar ? 0 : k], z = v[k];
-        const float low = z < a ? a : z, clamped = low > c ? c : low;
-        y[k] = (z != z) | (a != a) | (c != c) ? std::numeric_limits<float>::quiet_NaN() : clamped;
-      }
-    });
-  };
-}
 
 namespace {
 
