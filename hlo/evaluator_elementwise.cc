@@ -10,7 +10,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
-#include "hlo/real_functions.h"
+#include "hlo/scalar_functions.h"
 
 namespace anvil::hlo::eval {
 namespace {
@@ -78,7 +78,7 @@ double ReducePrecision(double v, ElementType t, int exponent_bits, int mantissa_
 
 // --- unary
 
-// The evaluator's real-valued ops are hlo/real_functions' (plugins that
+// The evaluator's real-valued ops are hlo/scalar_functions' (plugins that
 // compute in double use the same functions, so they agree bit for bit).
 StatusOr<double> UnaryReal(const Instruction& i, double x) {
   switch (i.opcode) {
@@ -92,32 +92,8 @@ StatusOr<double> UnaryReal(const Instruction& i, double x) {
 }
 
 StatusOr<C> UnaryComplex(const Instruction& i, C x) {
-  switch (i.opcode) {
-    case Opcode::kNegate: return -x;
-    case Opcode::kSign: return std::abs(x) == 0 ? C(0, 0) : x / std::abs(x);
-    case Opcode::kSqrt: return std::sqrt(x);
-    case Opcode::kRsqrt: return 1.0 / std::sqrt(x);
-    case Opcode::kExp: return std::exp(x);
-    case Opcode::kExpm1: return std::exp(x) - 1.0;
-    case Opcode::kLog: return std::log(x);
-    case Opcode::kLog1p: return std::log(1.0 + x);
-    case Opcode::kLogistic: return 1.0 / (1.0 + std::exp(-x));
-    case Opcode::kSin: return std::sin(x);
-    case Opcode::kCos: return std::cos(x);
-    case Opcode::kTan: return std::tan(x);
-    case Opcode::kTanh: return std::tanh(x);
-    case Opcode::kAsin: return std::asin(x);
-    case Opcode::kAcos: return std::acos(x);
-    case Opcode::kAtan: return std::atan(x);
-    case Opcode::kSinh: return std::sinh(x);
-    case Opcode::kCosh: return std::cosh(x);
-    case Opcode::kAsinh: return std::asinh(x);
-    case Opcode::kAcosh: return std::acosh(x);
-    case Opcode::kAtanh: return std::atanh(x);
-    case Opcode::kCbrt: return std::pow(x, 1.0 / 3.0);
-    case Opcode::kCopy: return x;
-    default: return Unimplemented("");
-  }
+  if (ComplexUnaryFunction f = ComplexUnaryOf(i.opcode)) return f(x);
+  return Unimplemented("");
 }
 
 StatusOr<uint64_t> UnaryInt(const Instruction& i, uint64_t x, ElementType t) {
@@ -208,22 +184,8 @@ StatusOr<double> BinaryReal(const Instruction& i, double a, double b) {
 }
 
 StatusOr<C> BinaryComplex(const Instruction& i, C a, C b) {
-  auto less = [](C x, C y) { return x.real() < y.real() || (x.real() == y.real() && x.imag() < y.imag()); };
-  switch (i.opcode) {
-    case Opcode::kAdd: return a + b;
-    case Opcode::kSubtract: return a - b;
-    case Opcode::kMultiply: return a * b;
-    case Opcode::kDivide: return a / b;
-    case Opcode::kPower: return std::pow(a, b);
-    case Opcode::kAtan2: {
-      // atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), for complex y and x.
-      const C i1(0, 1);
-      return -i1 * std::log((b + i1 * a) / std::sqrt(b * b + a * a));
-    }
-    case Opcode::kMaximum: return less(a, b) ? b : a;
-    case Opcode::kMinimum: return less(b, a) ? b : a;
-    default: return Unimplemented("");
-  }
+  if (ComplexBinaryFunction f = ComplexBinaryOf(i.opcode)) return f(a, b);
+  return Unimplemented("");
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ Kernel ForSize(int size, std::vector<std::pair<Slot, StridedCopy>> copies, Slot 
     case 2: return CopiesOf<uint16_t>(std::move(copies), out);
     case 4: return CopiesOf<uint32_t>(std::move(copies), out);
     case 8: return CopiesOf<uint64_t>(std::move(copies), out);
+    case 16: return CopiesOf<Bytes16>(std::move(copies), out);
     default: return nullptr;
   }
 }
@@ -166,6 +167,7 @@ Kernel BySize(int size, Args&&... args) {
     case 2: return Make<uint16_t>::Run(std::forward<Args>(args)...);
     case 4: return Make<uint32_t>::Run(std::forward<Args>(args)...);
     case 8: return Make<uint64_t>::Run(std::forward<Args>(args)...);
+    case 16: return Make<Bytes16>::Run(std::forward<Args>(args)...);
     default: return nullptr;
   }
 }

@@ -1,12 +1,13 @@
 // Typed elementwise kernels. The operation and the element type are chosen
 // here, at compile time; the loops they produce are plain and vectorisable.
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "hlo/attributes.h"
-#include "hlo/real_functions.h"
+#include "hlo/scalar_functions.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/plan.h"
@@ -50,7 +51,7 @@ Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
 }
 
 // Every other bf16 and f16 op the evaluator computes in double (exp, tanh,
-// power, atan2...): the same function (hlo/real_functions) on the exactly
+// power, atan2...): the same function (hlo/scalar_functions) on the exactly
 // widened value and the same one rounding (hlo::EncodeFloat), so the result
 // is the evaluator's bit for bit, without its literals per step.
 template <typename N>
@@ -66,6 +67,28 @@ Kernel NarrowFloatInDouble(Opcode op, ElementType type, const std::vector<Slot>&
     if (hlo::RealBinaryFunction f = hlo::RealBinaryOf(op)) {
       return Binary<N, N>(in[0], in[1], o, n, [=](N x, N y) {
         return narrow(f(static_cast<double>(ToFloat(x)), static_cast<double>(ToFloat(y))));
+      });
+    }
+  }
+  return nullptr;
+}
+
+// c64 and c128 elementwise ops as the evaluator computes them: in
+// std::complex<double> by the same functions (hlo/scalar_functions), each
+// part rounded once to the type, so the results are its, bit for bit.
+template <typename Part>
+Kernel ComplexElementwise(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
+  using Stored = std::complex<Part>;
+  using C = std::complex<double>;
+  auto store = [](C v) { return Stored(static_cast<Part>(v.real()), static_cast<Part>(v.imag())); };
+  if (in.size() == 1) {
+    if (hlo::ComplexUnaryFunction f = hlo::ComplexUnaryOf(op)) {
+      return Unary<Stored, Stored>(in[0], o, n, [=](Stored x) { return store(f(C(x.real(), x.imag()))); });
+    }
+  } else if (in.size() == 2) {
+    if (hlo::ComplexBinaryFunction f = hlo::ComplexBinaryOf(op)) {
+      return Binary<Stored, Stored>(in[0], in[1], o, n, [=](Stored x, Stored y) {
+        return store(f(C(x.real(), x.imag()), C(y.real(), y.imag())));
       });
     }
   }
@@ -243,6 +266,47 @@ Kernel ConvertFrom(ElementType to, Slot a, Slot o, int64_t n) {
   return ForType(to, [&]<typename To>() -> Kernel { return Convert<From, To>(a, o, n); });
 }
 
+// Converts to and from c64 and c128 as the evaluator does: complex to
+// complex part by part; a real value (float or integer, widened to double
+// first) becomes the real part, with a zero imaginary part; complex to f32
+// or f64 keeps the real part. Complex to integers, pred or 16-bit floats is
+// left to the evaluator.
+Kernel ComplexConvert(ElementType from, ElementType to, Slot a, Slot o, int64_t n) {
+  using C64 = std::complex<float>;
+  using C128 = std::complex<double>;
+  const bool from_complex = from == ElementType::kC64 || from == ElementType::kC128;
+  const bool to_complex = to == ElementType::kC64 || to == ElementType::kC128;
+  if (!from_complex && !to_complex) return nullptr;
+  // A real value of type From, widened to double, as the real part.
+  auto real_to_complex = [&]<typename From>(auto widen) -> Kernel {
+    if (to == ElementType::kC64) {
+      return Unary<From, C64>(a, o, n, [=](From x) { return C64(static_cast<float>(widen(x)), 0.0f); });
+    }
+    return Unary<From, C128>(a, o, n, [=](From x) { return C128(widen(x), 0.0); });
+  };
+  auto exact = [](auto x) { return static_cast<double>(x); };
+  if (from_complex && to_complex) {
+    if (from == to && from == ElementType::kC64) return Unary<C64, C64>(a, o, n, [](C64 x) { return x; });
+    if (from == to) return Unary<C128, C128>(a, o, n, [](C128 x) { return x; });
+    if (from == ElementType::kC64) return Unary<C64, C128>(a, o, n, [](C64 x) { return C128(x.real(), x.imag()); });
+    return Unary<C128, C64>(a, o, n, [](C128 x) { return C64(static_cast<float>(x.real()), static_cast<float>(x.imag())); });
+  }
+  if (from_complex) {
+    if (to == ElementType::kF32) {
+      if (from == ElementType::kC64) return Unary<C64, float>(a, o, n, [](C64 x) { return x.real(); });
+      return Unary<C128, float>(a, o, n, [](C128 x) { return static_cast<float>(x.real()); });
+    }
+    if (to == ElementType::kF64) {
+      if (from == ElementType::kC64) return Unary<C64, double>(a, o, n, [](C64 x) { return static_cast<double>(x.real()); });
+      return Unary<C128, double>(a, o, n, [](C128 x) { return x.real(); });
+    }
+    return nullptr;
+  }
+  if (from == ElementType::kBF16) return real_to_complex.template operator()<Bf16>([](Bf16 x) { return static_cast<double>(ToFloat(x)); });
+  if (from == ElementType::kF16) return real_to_complex.template operator()<F16>([](F16 x) { return static_cast<double>(ToFloat(x)); });
+  return ForType(from, [&]<typename From>() -> Kernel { return real_to_complex.template operator()<From>(exact); });
+}
+
 // Converts to and from the 16-bit floats through f32, which holds every
 // bf16 and f16 value exactly: widening is exact, and narrowing from f32 (or
 // between bf16 and f16) rounds once, to nearest even. Narrowing from f64
@@ -294,16 +358,18 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
   if (op == Opcode::kSelect) {
     if (i.operands[0]->shape.rank() != i.shape.rank()) return nullptr;
     // Select moves the bytes an element is stored in (sub-byte values sit
-    // one to a byte), whatever they mean: any element of 1, 2, 4 or 8 bytes.
+    // one to a byte), whatever they mean: any element of 1, 2, 4, 8 or 16 bytes.
     switch (hlo::Info(i.shape.element_type()).byte_size) {
       case 1: return Select<uint8_t>(in[0], in[1], in[2], out, n);
       case 2: return Select<uint16_t>(in[0], in[1], in[2], out, n);
       case 4: return Select<uint32_t>(in[0], in[1], in[2], out, n);
       case 8: return Select<uint64_t>(in[0], in[1], in[2], out, n);
+      case 16: return Select<Bytes16>(in[0], in[1], in[2], out, n);
       default: return nullptr;
     }
   }
   if (op == Opcode::kConvert) {
+    if (Kernel complex = ComplexConvert(t, i.shape.element_type(), in[0], out, n)) return complex;
     if (Kernel narrow = NarrowFloatConvert(t, i.shape.element_type(), in[0], out, n)) return narrow;
     return ForType(t, [&]<typename From>() -> Kernel { return ConvertFrom<From>(i.shape.element_type(), in[0], out, n); });
   }
@@ -316,6 +382,8 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
     return ForType(t, [&]<typename T>() -> Kernel { return Compare<T>(direction, in[0], in[1], out, n); });
   }
   if (i.shape.element_type() != t && op != Opcode::kIsFinite) return nullptr;
+  if (t == ElementType::kC64) return ComplexElementwise<float>(op, in, out, n);
+  if (t == ElementType::kC128) return ComplexElementwise<double>(op, in, out, n);
   if (t == ElementType::kBF16) return NarrowFloatArithmetic<Bf16>(op, t, in, out, n);
   if (t == ElementType::kF16) return NarrowFloatArithmetic<F16>(op, t, in, out, n);
   if (hlo::IsElementwiseBinary(op) && in.size() == 2) {

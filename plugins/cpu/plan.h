@@ -25,6 +25,13 @@ struct Slot {
   int64_t offset = 0;  // byte offset in the scratch block (kScratch)
 };
 
+// A 16-byte element (c128), for the kernels that move elements as they
+// are (select, broadcast, transpose, slice...), as uint8_t..uint64_t are
+// for the narrower ones.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 // The memory of one execution.
 struct Frame {
   std::vector<void*> parameters;

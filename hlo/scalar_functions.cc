@@ -1,4 +1,4 @@
-#include "hlo/real_functions.h"
+#include "hlo/scalar_functions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,6 +61,59 @@ RealBinaryFunction RealBinaryOf(Opcode op) {
         if (a == 0 && b == 0) return std::signbit(a) ? a : b;
         return std::min(a, b);
       };
+    default: return nullptr;
+  }
+}
+
+ComplexUnaryFunction ComplexUnaryOf(Opcode op) {
+  using C = std::complex<double>;
+  switch (op) {
+    case Opcode::kNegate: return [](C x) { return -x; };
+    case Opcode::kSign: return [](C x) { return std::abs(x) == 0 ? C(0, 0) : x / std::abs(x); };
+    case Opcode::kSqrt: return [](C x) { return std::sqrt(x); };
+    case Opcode::kRsqrt: return [](C x) { return 1.0 / std::sqrt(x); };
+    case Opcode::kExp: return [](C x) { return std::exp(x); };
+    case Opcode::kExpm1: return [](C x) { return std::exp(x) - 1.0; };
+    case Opcode::kLog: return [](C x) { return std::log(x); };
+    case Opcode::kLog1p: return [](C x) { return std::log(1.0 + x); };
+    case Opcode::kLogistic: return [](C x) { return 1.0 / (1.0 + std::exp(-x)); };
+    case Opcode::kSin: return [](C x) { return std::sin(x); };
+    case Opcode::kCos: return [](C x) { return std::cos(x); };
+    case Opcode::kTan: return [](C x) { return std::tan(x); };
+    case Opcode::kTanh: return [](C x) { return std::tanh(x); };
+    case Opcode::kAsin: return [](C x) { return std::asin(x); };
+    case Opcode::kAcos: return [](C x) { return std::acos(x); };
+    case Opcode::kAtan: return [](C x) { return std::atan(x); };
+    case Opcode::kSinh: return [](C x) { return std::sinh(x); };
+    case Opcode::kCosh: return [](C x) { return std::cosh(x); };
+    case Opcode::kAsinh: return [](C x) { return std::asinh(x); };
+    case Opcode::kAcosh: return [](C x) { return std::acosh(x); };
+    case Opcode::kAtanh: return [](C x) { return std::atanh(x); };
+    case Opcode::kCbrt: return [](C x) { return std::pow(x, 1.0 / 3.0); };
+    case Opcode::kCopy: return [](C x) { return x; };
+    default: return nullptr;
+  }
+}
+
+ComplexBinaryFunction ComplexBinaryOf(Opcode op) {
+  using C = std::complex<double>;
+  switch (op) {
+    case Opcode::kAdd: return [](C a, C b) { return a + b; };
+    case Opcode::kSubtract: return [](C a, C b) { return a - b; };
+    case Opcode::kMultiply: return [](C a, C b) { return a * b; };
+    case Opcode::kDivide: return [](C a, C b) { return a / b; };
+    case Opcode::kPower: return [](C a, C b) { return std::pow(a, b); };
+    // atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), for complex y and x.
+    case Opcode::kAtan2:
+      return [](C a, C b) {
+        const C i1(0, 1);
+        return -i1 * std::log((b + i1 * a) / std::sqrt(b * b + a * a));
+      };
+    // Lexicographic order: real parts, then imaginary parts.
+    case Opcode::kMaximum:
+      return [](C a, C b) { return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()) ? b : a; };
+    case Opcode::kMinimum:
+      return [](C a, C b) { return b.real() < a.real() || (b.real() == a.real() && b.imag() < a.imag()) ? b : a; };
     default: return nullptr;
   }
 }
