@@ -43,10 +43,30 @@ Kernel Binary(Slot a, Slot b, Slot o, int64_t n, F f) {
   };
 }
 
+// The f32 and f64 ops float_functions.h has no function of its own for
+// (atan2, asin, acosh...) in double by the evaluator's functions
+// (hlo/scalar_functions), then rounded to T, as the evaluator computes them.
+template <typename T>
+Kernel FloatInDouble(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
+  if (in.size() == 1) {
+    if (hlo::RealUnaryFunction f = hlo::RealUnaryOf(op)) {
+      return Unary<T, T>(in[0], o, n, [=](T x) { return static_cast<T>(f(static_cast<double>(x))); });
+    }
+  } else if (in.size() == 2) {
+    if (hlo::RealBinaryFunction f = hlo::RealBinaryOf(op)) {
+      return Binary<T, T>(in[0], in[1], o, n, [=](T x, T y) {
+        return static_cast<T>(f(static_cast<double>(x), static_cast<double>(y)));
+      });
+    }
+  }
+  return nullptr;
+}
+
 template <typename T>
 Kernel FloatBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
   Kernel kernel;
   VisitFloatBinary(op, [&](auto f) { kernel = Binary<T, T>(a, b, o, n, f); });
+  if (!kernel) kernel = FloatInDouble<T>(op, {a, b}, o, n);
   return kernel;
 }
 
@@ -120,6 +140,7 @@ Kernel FloatUnary(Opcode op, Slot a, Slot o, int64_t n) {
   if (op == Opcode::kIsFinite) return Unary<T, uint8_t>(a, o, n, [](T x) { return uint8_t(std::isfinite(x)); });
   Kernel kernel;
   VisitFloatUnary(op, [&](auto f) { kernel = Unary<T, T>(a, o, n, f); });
+  if (!kernel) kernel = FloatInDouble<T>(op, {a}, o, n);
   return kernel;
 }
 
