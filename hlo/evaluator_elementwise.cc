@@ -33,49 +33,6 @@ int64_t SignExtend(uint64_t v, int width) {
 
 // --- reduce_precision, on the bits of f32 or f64
 
-template <typename Bits>
-Bits ReducePrecisionBits(Bits x, int src_exponent, int src_mantissa, int exponent_bits, int mantissa_bits,
-                         bool is_nan) {
-  const int nbits = 1 + src_exponent + src_mantissa;
-  Bits original = x;
-  if (mantissa_bits < src_mantissa) {
-    const Bits last = Bits{1} << (src_mantissa - mantissa_bits);
-    const Bits base_bias = (last >> 1) - 1;
-    const Bits x_last = (x & last) >> (src_mantissa - mantissa_bits);
-    x = (x + x_last + base_bias) & ~(last - 1);
-  }
-  if (exponent_bits < src_exponent) {
-    const Bits sign_mask = Bits{1} << (nbits - 1);
-    const Bits exp_mask = ((Bits{1} << src_exponent) - 1) << src_mantissa;
-    const Bits bias = (Bits{1} << (src_exponent - 1)) - 1;
-    const Bits reduced_bias = (Bits{1} << (exponent_bits - 1)) - 1;
-    const Bits max_exp = bias + reduced_bias;
-    const Bits min_exp = bias - reduced_bias;
-    const Bits e = x & exp_mask;
-    if (e > (max_exp << src_mantissa)) {
-      x = (x & sign_mask) | exp_mask;
-    } else if (e <= (min_exp << src_mantissa)) {
-      x = x & sign_mask;
-    }
-  }
-  if (is_nan) {
-    // NaN stays NaN when a mantissa bit is left to hold it; else infinity.
-    const Bits exp_mask = ((Bits{1} << src_exponent) - 1) << src_mantissa;
-    return mantissa_bits > 0 ? original : ((original & (Bits{1} << (nbits - 1))) | exp_mask);
-  }
-  return x;
-}
-
-double ReducePrecision(double v, ElementType t, int exponent_bits, int mantissa_bits) {
-  if (t == ElementType::kF64) {
-    auto bits = std::bit_cast<uint64_t>(v);
-    return std::bit_cast<double>(ReducePrecisionBits<uint64_t>(bits, 11, 52, exponent_bits, mantissa_bits, std::isnan(v)));
-  }
-  // Narrower floats are exact in f32.
-  auto bits = std::bit_cast<uint32_t>(static_cast<float>(v));
-  return std::bit_cast<float>(ReducePrecisionBits<uint32_t>(bits, 8, 23, exponent_bits, mantissa_bits, std::isnan(v)));
-}
-
 // --- unary
 
 // The evaluator's real-valued ops are hlo/scalar_functions' (plugins that

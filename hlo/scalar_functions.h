@@ -7,6 +7,7 @@
 
 #include <complex>
 
+#include "hlo/element_type.h"
 #include "hlo/opcode.h"
 
 namespace anvil::hlo {
@@ -23,5 +24,12 @@ RealUnaryFunction RealUnaryOf(Opcode op);
 RealBinaryFunction RealBinaryOf(Opcode op);
 ComplexUnaryFunction ComplexUnaryOf(Opcode op);
 ComplexBinaryFunction ComplexBinaryOf(Opcode op);
+
+// reduce-precision of a value of float type `t` (given in double) to
+// `exponent_bits` and `mantissa_bits`: rounded to nearest even in the
+// mantissa, then overflowing to infinity and underflowing to zero in the
+// exponent; a NaN stays NaN while a mantissa bit is left. f64 values are
+// reduced in f64's bits, narrower ones in f32's (where they are exact).
+double ReducePrecision(double v, ElementType t, int exponent_bits, int mantissa_bits);
 
 }  // namespace anvil::hlo

@@ -93,6 +93,34 @@ Kernel NarrowFloatInDouble(Opcode op, ElementType type, const std::vector<Slot>&
   return nullptr;
 }
 
+// reduce-precision of f32, f64, bf16 and f16 by the evaluator's own
+// function (hlo::ReducePrecision), 16-bit results rounded back as it rounds
+// them. Bit counts outside what the type has are left to the evaluator.
+Kernel ReducePrecisionKernel(const hlo::Instruction& i, ElementType t, Slot a, Slot o, int64_t n) {
+  auto exponent = hlo::IntAttribute(i, "exponent_bits", std::nullopt);
+  auto mantissa = hlo::IntAttribute(i, "mantissa_bits", std::nullopt);
+  if (!exponent.ok() || !mantissa.ok()) return nullptr;
+  const int e = static_cast<int>(*exponent), m = static_cast<int>(*mantissa);
+  const int type_exponent = t == ElementType::kF64 ? 11 : 8, type_mantissa = t == ElementType::kF64 ? 52 : 23;
+  if (e < 1 || e > type_exponent || m < 0 || m > type_mantissa) return nullptr;
+  switch (t) {
+    case ElementType::kF32:
+      return Unary<float, float>(a, o, n, [=](float x) { return static_cast<float>(hlo::ReducePrecision(x, t, e, m)); });
+    case ElementType::kF64:
+      return Unary<double, double>(a, o, n, [=](double x) { return hlo::ReducePrecision(x, t, e, m); });
+    case ElementType::kBF16:
+    case ElementType::kF16: {
+      const hlo::FloatFormat* format = hlo::Info(t).float_format;
+      auto narrow = [=](double v) { return static_cast<uint16_t>(hlo::EncodeFloat(*format, v)); };
+      if (t == ElementType::kBF16) {
+        return Unary<Bf16, Bf16>(a, o, n, [=](Bf16 x) { return Bf16{narrow(hlo::ReducePrecision(ToFloat(x), t, e, m))}; });
+      }
+      return Unary<F16, F16>(a, o, n, [=](F16 x) { return F16{narrow(hlo::ReducePrecision(ToFloat(x), t, e, m))}; });
+    }
+    default: return nullptr;
+  }
+}
+
 // c64 and c128 elementwise ops as the evaluator computes them: in
 // std::complex<double> by the same functions (hlo/scalar_functions), each
 // part rounded once to the type, so the results are its, bit for bit.
@@ -403,6 +431,7 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
     return ForType(t, [&]<typename T>() -> Kernel { return Compare<T>(direction, in[0], in[1], out, n); });
   }
   if (i.shape.element_type() != t && op != Opcode::kIsFinite) return nullptr;
+  if (op == Opcode::kReducePrecision) return ReducePrecisionKernel(i, t, in[0], out, n);
   if (t == ElementType::kC64) return ComplexElementwise<float>(op, in, out, n);
   if (t == ElementType::kC128) return ComplexElementwise<double>(op, in, out, n);
   if (t == ElementType::kBF16) return NarrowFloatArithmetic<Bf16>(op, t, in, out, n);
