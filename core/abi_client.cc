@@ -13,6 +13,7 @@
 #include "core/runtime.h"
 
 using anvil::core::Guard;
+using anvil::core::IndexOutOfRange;
 using anvil::core::Invalid;
 using anvil::core::MakeError;
 using anvil::core::Plugin;
@@ -357,9 +358,7 @@ anvil_status* anvil_client_plugin_info(anvil_client* client, size_t index, const
   ANVIL_CHECK_NOT_NULL("anvil_client_plugin_info", out_path);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->plugins.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_plugin_info: plugin index " + std::to_string(index) +
-                                                        " out of range (" + std::to_string(client->plugins.size()) +
-                                                        " plugins)"));
+    return IndexOutOfRange("anvil_client_plugin_info", "plugin", index, client->plugins.size());
   }
   const Plugin& p = *client->plugins[index];
   *out_name = p.name().c_str();
@@ -383,9 +382,7 @@ anvil_status* anvil_client_plugin_failure(anvil_client* client, size_t index, co
   ANVIL_CHECK_NOT_NULL("anvil_client_plugin_failure", out_reason);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->failures.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_plugin_failure: failure index " +
-                                                        std::to_string(index) + " out of range (" +
-                                                        std::to_string(client->failures.size()) + " failures)"));
+    return IndexOutOfRange("anvil_client_plugin_failure", "failure", index, client->failures.size());
   }
   *out_path = client->failures[index].first.c_str();
   *out_reason = client->failures[index].second.c_str();
@@ -405,8 +402,7 @@ anvil_status* anvil_client_device(anvil_client* client, size_t index, anvil_devi
   ANVIL_CHECK_NOT_NULL("anvil_client_device", out_device);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->devices.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_device: device index " + std::to_string(index) + " out of range (" +
-                                                        std::to_string(client->devices.size()) + " devices)"));
+    return IndexOutOfRange("anvil_client_device", "device", index, client->devices.size());
   }
   *out_device = client->devices[index].get();
   return nullptr;
@@ -427,9 +423,7 @@ anvil_status* anvil_client_target(anvil_client* client, size_t index, const char
   ANVIL_CHECK_NOT_NULL("anvil_client_target", out_name);
   std::lock_guard<std::mutex> lock(client->mu);
   if (index >= client->targets.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_target: target index " + std::to_string(index) +
-                                                        " out of range (" + std::to_string(client->targets.size()) +
-                                                        " targets)"));
+    return IndexOutOfRange("anvil_client_target", "target", index, client->targets.size());
   }
   *out_plugin = client->targets[index]->plugin_name.c_str();
   *out_name = client->targets[index]->name.c_str();

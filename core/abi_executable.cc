@@ -18,6 +18,7 @@ using anvil::core::DeviceMemory;
 using anvil::core::Event;
 using anvil::core::ExecutableState;
 using anvil::core::Guard;
+using anvil::core::IndexOutOfRange;
 using anvil::core::Invalid;
 using anvil::core::MakeError;
 using anvil::core::Status;
@@ -99,9 +100,7 @@ anvil_status* ShapeAt(const char* function, const std::vector<anvil::hlo::Shape>
   ANVIL_CHECK_NOT_NULL(function, out_dims);
   ANVIL_CHECK_NOT_NULL(function, out_num_dims);
   if (index >= shapes.size()) {
-    return ToAbi(MakeError(StatusCode::kOutOfRange, std::string(function) + ": " + what + " index " +
-                                                        std::to_string(index) + " out of range (" +
-                                                        std::to_string(shapes.size()) + " " + what + "s)"));
+    return IndexOutOfRange(function, what, index, shapes.size());
   }
   *out_type = anvil::core::ToAbi(shapes[index].element_type());
   *out_dims = shapes[index].dims().data();
@@ -258,9 +257,7 @@ anvil_status* anvil_client_compile_for_target(anvil_client* client, size_t index
     {
       std::lock_guard<std::mutex> lock(client->mu);
       if (index >= client->targets.size()) {
-        return ToAbi(MakeError(StatusCode::kOutOfRange, "anvil_client_compile_for_target: target index " +
-                                                            std::to_string(index) + " out of range (" +
-                                                            std::to_string(client->targets.size()) + " targets)"));
+        return IndexOutOfRange("anvil_client_compile_for_target", "target", index, client->targets.size());
       }
       target = client->targets[index].get();  // entries are never removed
     }

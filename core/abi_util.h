@@ -14,6 +14,14 @@ inline anvil_status* Invalid(std::string message) {
   return ToAbi(MakeError(StatusCode::kInvalidArgument, std::move(message)));
 }
 
+// OUT_OF_RANGE for an index past a list: "FUNCTION: NOUN index I out of
+// range (N NOUNs)".
+inline anvil_status* IndexOutOfRange(const std::string& function, const std::string& noun, size_t index,
+                                     size_t count) {
+  return ToAbi(MakeError(StatusCode::kOutOfRange, function + ": " + noun + " index " + std::to_string(index) +
+                                                      " out of range (" + std::to_string(count) + " " + noun + "s)"));
+}
+
 // Runs `body` (returning anvil_status*), turning any exception into INTERNAL.
 template <typename Body>
 anvil_status* Guard(const char* function, Body&& body) {

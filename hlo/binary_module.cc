@@ -138,9 +138,7 @@ class ModuleReader {
     for (auto& computation : module->computations) {
       ANVIL_RETURN_IF_ERROR(ReadComputation(*module, *computation));
     }
-    uint64_t entry = 0;
-    ANVIL_RETURN_IF_ERROR(ReadRef(entry, count, "the entry computation"));
-    module->entry = entry ? module->computations[entry - 1].get() : nullptr;
+    ANVIL_RETURN_IF_ERROR(ReadPointer(module->entry, module->computations, "the entry computation"));
     if (!r_.AtEnd()) return r_.Error(std::to_string(r_.remaining()) + " bytes after the module's end");
     return module;
   }
@@ -173,6 +171,26 @@ class ModuleReader {
       return r_.ErrorAtOffset(at, std::string(what) + " is number " + std::to_string(out) + " of " +
                                       std::to_string(count));
     }
+    return OkStatus();
+  }
+
+  // A reference into `pool` (ReadRef), resolved: null for 0.
+  template <typename T>
+  Status ReadPointer(T*& out, const std::vector<std::unique_ptr<T>>& pool, std::string_view what) {
+    uint64_t ref = 0;
+    ANVIL_RETURN_IF_ERROR(ReadRef(ref, pool.size(), what));
+    out = ref ? pool[ref - 1].get() : nullptr;
+    return OkStatus();
+  }
+
+  // A count, then that many references into `pool`.
+  template <typename T>
+  Status ReadPointers(std::vector<T*>& out, const std::vector<std::unique_ptr<T>>& pool, std::string_view count_what,
+                      std::string_view what) {
+    uint64_t count = 0;
+    ANVIL_RETURN_IF_ERROR(r_.ReadCount(count, count_what));
+    out.resize(count);
+    for (T*& p : out) ANVIL_RETURN_IF_ERROR(ReadPointer(p, pool, what));
     return OkStatus();
   }
 
@@ -308,7 +326,6 @@ class ModuleReader {
     ANVIL_RETURN_IF_ERROR(r_.ReadCount(count, "the count of a computation's instructions"));
     c.instructions.reserve(count);
     for (uint64_t k = 0; k < count; ++k) c.instructions.push_back(std::make_unique<Instruction>());
-    const uint64_t computations = module.computations.size();
     for (auto& owned : c.instructions) {
       Instruction& i = *owned;
       ANVIL_RETURN_IF_ERROR(ReadString(i.name, "an instruction's name"));
@@ -319,23 +336,10 @@ class ModuleReader {
       i.opcode = static_cast<Opcode>(opcode);
       ANVIL_RETURN_IF_ERROR(ReadString(i.async_spelling, "an async spelling"));
       ANVIL_RETURN_IF_ERROR(ReadShape(i.shape));
-      uint64_t operands = 0;
-      ANVIL_RETURN_IF_ERROR(r_.ReadCount(operands, "the count of an instruction's operands"));
-      i.operands.resize(operands);
-      for (Instruction*& o : i.operands) {
-        uint64_t ref = 0;
-        ANVIL_RETURN_IF_ERROR(ReadRef(ref, count, "an operand"));
-        o = ref ? c.instructions[ref - 1].get() : nullptr;
-      }
+      ANVIL_RETURN_IF_ERROR(ReadPointers(i.operands, c.instructions, "the count of an instruction's operands", "an operand"));
       ANVIL_RETURN_IF_ERROR(ReadAttributes(i.attributes));
-      uint64_t called = 0;
-      ANVIL_RETURN_IF_ERROR(r_.ReadCount(called, "the count of called computations"));
-      i.called_computations.resize(called);
-      for (Computation*& callee : i.called_computations) {
-        uint64_t ref = 0;
-        ANVIL_RETURN_IF_ERROR(ReadRef(ref, computations, "a called computation"));
-        callee = ref ? module.computations[ref - 1].get() : nullptr;
-      }
+      ANVIL_RETURN_IF_ERROR(
+          ReadPointers(i.called_computations, module.computations, "the count of called computations", "a called computation"));
       uint8_t has_literal = 0;
       ANVIL_RETURN_IF_ERROR(r_.ReadByte(has_literal, "whether a literal follows"));
       if (has_literal) {
@@ -350,17 +354,8 @@ class ModuleReader {
       i.line = static_cast<int>(line);
       i.column = static_cast<int>(column);
     }
-    uint64_t parameters = 0;
-    ANVIL_RETURN_IF_ERROR(r_.ReadCount(parameters, "the count of a computation's parameters"));
-    c.parameters.resize(parameters);
-    for (Instruction*& p : c.parameters) {
-      uint64_t ref = 0;
-      ANVIL_RETURN_IF_ERROR(ReadRef(ref, count, "a parameter"));
-      p = ref ? c.instructions[ref - 1].get() : nullptr;
-    }
-    uint64_t root = 0;
-    ANVIL_RETURN_IF_ERROR(ReadRef(root, count, "a computation's root"));
-    c.root = root ? c.instructions[root - 1].get() : nullptr;
+    ANVIL_RETURN_IF_ERROR(ReadPointers(c.parameters, c.instructions, "the count of a computation's parameters", "a parameter"));
+    ANVIL_RETURN_IF_ERROR(ReadPointer(c.root, c.instructions, "a computation's root"));
     return OkStatus();
   }
 

@@ -43,23 +43,29 @@ Kernel Binary(Slot a, Slot b, Slot o, int64_t n, F f) {
   };
 }
 
-// The f32 and f64 ops float_functions.h has no function of its own for
-// (atan2, asin, acosh...) in double by the evaluator's functions
-// (hlo/scalar_functions), then rounded to T, as the evaluator computes them.
-template <typename T>
-Kernel FloatInDouble(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
+// An op in double by the evaluator's own functions (hlo/scalar_functions):
+// elements of T widened to double (`widen`, exact) and the result rounded
+// back (`narrow`) as the evaluator rounds it; nullptr for an op without one.
+template <typename T, typename Widen, typename Narrow>
+Kernel RealInDouble(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n, Widen widen, Narrow narrow) {
   if (in.size() == 1) {
     if (hlo::RealUnaryFunction f = hlo::RealUnaryOf(op)) {
-      return Unary<T, T>(in[0], o, n, [=](T x) { return static_cast<T>(f(static_cast<double>(x))); });
+      return Unary<T, T>(in[0], o, n, [=](T x) { return narrow(f(widen(x))); });
     }
   } else if (in.size() == 2) {
     if (hlo::RealBinaryFunction f = hlo::RealBinaryOf(op)) {
-      return Binary<T, T>(in[0], in[1], o, n, [=](T x, T y) {
-        return static_cast<T>(f(static_cast<double>(x), static_cast<double>(y)));
-      });
+      return Binary<T, T>(in[0], in[1], o, n, [=](T x, T y) { return narrow(f(widen(x), widen(y))); });
     }
   }
   return nullptr;
+}
+
+// The f32 and f64 ops float_functions.h has no function of its own for
+// (atan2, asin, acosh...), as the evaluator computes them.
+template <typename T>
+Kernel FloatInDouble(Opcode op, const std::vector<Slot>& in, Slot o, int64_t n) {
+  return RealInDouble<T>(op, in, o, n, [](T x) { return static_cast<double>(x); },
+                         [](double v) { return static_cast<T>(v); });
 }
 
 template <typename T>
@@ -78,19 +84,8 @@ template <typename N>
 Kernel NarrowFloatInDouble(Opcode op, ElementType type, const std::vector<Slot>& in, Slot o, int64_t n) {
   const hlo::FloatFormat* format = hlo::Info(type).float_format;
   if (!format) return nullptr;
-  auto narrow = [format](double v) { return N{static_cast<uint16_t>(hlo::EncodeFloat(*format, v))}; };
-  if (in.size() == 1) {
-    if (hlo::RealUnaryFunction f = hlo::RealUnaryOf(op)) {
-      return Unary<N, N>(in[0], o, n, [=](N x) { return narrow(f(static_cast<double>(ToFloat(x)))); });
-    }
-  } else if (in.size() == 2) {
-    if (hlo::RealBinaryFunction f = hlo::RealBinaryOf(op)) {
-      return Binary<N, N>(in[0], in[1], o, n, [=](N x, N y) {
-        return narrow(f(static_cast<double>(ToFloat(x)), static_cast<double>(ToFloat(y))));
-      });
-    }
-  }
-  return nullptr;
+  return RealInDouble<N>(op, in, o, n, [](N x) { return static_cast<double>(ToFloat(x)); },
+                         [format](double v) { return N{static_cast<uint16_t>(hlo::EncodeFloat(*format, v))}; });
 }
 
 // reduce-precision of f32, f64, bf16 and f16 by the evaluator's own

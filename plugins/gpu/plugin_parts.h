@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "anvil/anvil_plugin.h"
 #include "hlo/status.h"
+#include "plugins/common/plugin_error.h"
 
 namespace anvil::gpu {
 
@@ -35,6 +37,19 @@ class CompileTargets {
   std::vector<std::string> names_;
   std::string why_missing_;
 };
+
+// The plugin ABI's target_count and target_name, answered from a plugin's
+// targets.
+inline anvil_plugin_error* TargetCount(const CompileTargets& targets, size_t* out) {
+  *out = targets.size();
+  return nullptr;
+}
+
+inline anvil_plugin_error* TargetName(const CompileTargets& targets, size_t target, const char** out) {
+  if (auto* e = anvil::plugin::FromStatus(targets.Check(target))) return e;
+  *out = targets.name(target).c_str();
+  return nullptr;
+}
 
 // INVALID_ARGUMENT for a device index past `count`, with why there are no
 // (more) devices when the driver said.

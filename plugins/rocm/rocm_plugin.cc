@@ -181,14 +181,11 @@ anvil_plugin_error* Execute(anvil_plugin_context*, anvil_plugin_executable*, anv
 }
 
 anvil_plugin_error* TargetCount(anvil_plugin_context* context, size_t* out) {
-  *out = context->targets.size();
-  return nullptr;
+  return anvil::gpu::TargetCount(context->targets, out);
 }
 
 anvil_plugin_error* TargetName(anvil_plugin_context* context, size_t target, const char** out) {
-  if (auto* e = FromStatus(context->targets.Check(target))) return e;
-  *out = context->targets.name(target).c_str();
-  return nullptr;
+  return anvil::gpu::TargetName(context->targets, target, out);
 }
 
 anvil_plugin_error* TargetCompile(anvil_plugin_context* context, size_t target, const char* text, size_t size,
