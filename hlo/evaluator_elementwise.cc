@@ -11,6 +11,7 @@
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
 #include "hlo/scalar_functions.h"
+#include "hlo/scalar_ops.h"
 
 namespace anvil::hlo::eval {
 namespace {
@@ -23,13 +24,6 @@ Status Unsupported(const Instruction& i, ElementType t) {
 }
 
 int Width(ElementType t) { return Info(t).bit_width; }
-
-int64_t SignExtend(uint64_t v, int width) {
-  if (width >= 64) return static_cast<int64_t>(v);
-  uint64_t sign = uint64_t{1} << (width - 1);
-  v &= (sign << 1) - 1;
-  return static_cast<int64_t>((v ^ sign) - sign);
-}
 
 // --- reduce_precision, on the bits of f32 or f64
 
@@ -54,85 +48,15 @@ StatusOr<C> UnaryComplex(const Instruction& i, C x) {
 }
 
 StatusOr<uint64_t> UnaryInt(const Instruction& i, uint64_t x, ElementType t) {
-  const int width = Width(t);
-  const bool is_signed = IsSignedInt(t);
-  const int64_t sx = SignExtend(x, width);
-  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  switch (i.opcode) {
-    case Opcode::kAbs: return is_signed && sx < 0 ? 0 - x : x;
-    case Opcode::kNegate: return 0 - x;
-    case Opcode::kSign: return is_signed ? static_cast<uint64_t>(sx > 0 ? 1 : (sx < 0 ? -1 : 0)) : (x != 0);
-    case Opcode::kNot: return IsPred(t) ? !x : ~x;
-    case Opcode::kPopulationCount: return static_cast<uint64_t>(std::popcount(x & mask));
-    case Opcode::kClz: {
-      uint64_t v = x & mask;
-      return v == 0 ? static_cast<uint64_t>(width) : static_cast<uint64_t>(std::countl_zero(v) - (64 - width));
-    }
-    case Opcode::kCopy: return x;
-    default: return Unimplemented("");
-  }
+  if (std::optional<uint64_t> r = IntegerUnary(i.opcode, x, t)) return *r;
+  return Unimplemented("");
 }
 
 // --- binary
 
-uint64_t IntPower(int64_t base, int64_t exponent) {
-  if (exponent < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return static_cast<uint64_t>(exponent % 2 == 0 ? 1 : -1);
-    return 0;
-  }
-  uint64_t result = 1, b = static_cast<uint64_t>(base);
-  auto e = static_cast<uint64_t>(exponent);
-  while (e) {
-    if (e & 1) result *= b;
-    b *= b;
-    e >>= 1;
-  }
-  return result;
-}
-
 StatusOr<uint64_t> BinaryInt(const Instruction& i, uint64_t a, uint64_t b, ElementType t) {
-  const int width = Width(t);
-  const bool is_signed = IsSignedInt(t);
-  const int64_t sa = SignExtend(a, width), sb = SignExtend(b, width);
-  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  const uint64_t ua = a & mask, ub = b & mask;
-  const int64_t min_signed = width >= 64 ? INT64_MIN : -(int64_t{1} << (width - 1));
-  if (IsPred(t)) {
-    switch (i.opcode) {
-      case Opcode::kAdd: case Opcode::kOr: case Opcode::kMaximum: return (a | b) & 1;
-      case Opcode::kMultiply: case Opcode::kAnd: case Opcode::kMinimum: return (a & b) & 1;
-      case Opcode::kXor: return (a ^ b) & 1;
-      default: return Unimplemented("");
-    }
-  }
-  switch (i.opcode) {
-    case Opcode::kAdd: return a + b;
-    case Opcode::kSubtract: return a - b;
-    case Opcode::kMultiply: return a * b;
-    case Opcode::kAnd: return a & b;
-    case Opcode::kOr: return a | b;
-    case Opcode::kXor: return a ^ b;
-    case Opcode::kMaximum: return is_signed ? static_cast<uint64_t>(std::max(sa, sb)) : std::max(ua, ub);
-    case Opcode::kMinimum: return is_signed ? static_cast<uint64_t>(std::min(sa, sb)) : std::min(ua, ub);
-    case Opcode::kDivide:
-      // XLA's choices where the spec leaves it to the implementation.
-      if (ub == 0) return ~uint64_t{0};
-      if (is_signed) return sa == min_signed && sb == -1 ? a : static_cast<uint64_t>(sa / sb);
-      return ua / ub;
-    case Opcode::kRemainder:
-      if (ub == 0) return a;
-      if (is_signed) return sa == min_signed && sb == -1 ? 0 : static_cast<uint64_t>(sa % sb);
-      return ua % ub;
-    case Opcode::kPower:
-      return is_signed ? IntPower(sa, sb) : IntPower(static_cast<int64_t>(ua), static_cast<int64_t>(ub));
-    case Opcode::kShiftLeft: return ub >= static_cast<uint64_t>(width) ? 0 : ua << ub;
-    case Opcode::kShiftRightLogical: return ub >= static_cast<uint64_t>(width) ? 0 : ua >> ub;
-    case Opcode::kShiftRightArithmetic:
-      if (ub >= static_cast<uint64_t>(width)) return sa < 0 ? ~uint64_t{0} : 0;
-      return static_cast<uint64_t>(sa >> ub);
-    default: return Unimplemented("");
-  }
+  if (std::optional<uint64_t> r = IntegerBinary(i.opcode, a, b, t)) return *r;
+  return Unimplemented("");
 }
 
 StatusOr<double> BinaryReal(const Instruction& i, double a, double b) {
@@ -157,24 +81,12 @@ int64_t TotalOrderKey(const Literal& l, int64_t k) {
 
 namespace {
 
-// Which orderings make `direction` true, as a mask over ordering + 1
-// (ordering: -1 less, 0 equal, 1 greater, 2 unordered); read once per op.
-StatusOr<unsigned> CompareMask(const std::string& direction) {
-  if (direction == "EQ") return 0b0010u;
-  if (direction == "NE") return 0b1101u;
-  if (direction == "LT") return 0b0001u;
-  if (direction == "LE") return 0b0011u;
-  if (direction == "GT") return 0b0100u;
-  if (direction == "GE") return 0b0110u;
-  return InvalidArgument("bad compare direction '" + direction + "'");
-}
-
 StatusOr<Literal> EvalCompare(const Instruction& i, const Literal& a, const Literal& b) {
   Literal out(Shape(ElementType::kPred, i.shape.dims()));
   const std::string direction = StringAttribute(i, "direction");
   const std::string type = StringAttribute(i, "type");
   const ElementType t = a.shape().element_type();
-  ANVIL_ASSIGN_OR_RETURN(const unsigned mask, CompareMask(direction));
+  ANVIL_ASSIGN_OR_RETURN(const unsigned mask, CompareDirectionMask(direction));
   const int64_t n = out.element_count();
   for (int64_t k = 0; k < n; ++k) {
     int ordering;
@@ -422,67 +334,12 @@ StatusOr<Literal> EvalConvert(const Instruction& i, const Literal& a) {
   const ElementType from = a.shape().element_type();
   const ElementType to = i.shape.element_type();
   Literal out(Shape(to, i.shape.dims()));
-  const int64_t n = out.element_count();
-  for (int64_t k = 0; k < n; ++k) {
-    if (IsComplex(from)) {
-      C x = a.GetComplex(k);
-      if (IsComplex(to)) {
-        out.SetComplex(k, x.real(), x.imag());
-      } else if (IsFloat(to)) {
-        out.SetDouble(k, x.real());
-      } else if (IsPred(to)) {
-        out.SetUint(k, x.real() != 0);  // like every complex-to-real conversion: the real part
-      } else {
-        // The real part, converted as a float would be.
-        Literal real(Shape::Scalar(ElementType::kF64));
-        real.SetDouble(0, x.real());
-        Instruction scalar;
-        scalar.shape = Shape::Scalar(to);
-        ANVIL_ASSIGN_OR_RETURN(Literal converted, EvalConvert(scalar, real));
-        CopyElement(converted, 0, out, k);
-      }
-    } else if (IsFloat(from)) {
-      double x = a.GetDouble(k);
-      if (IsFloat(to) || IsComplex(to)) {
-        out.SetComplex(k, x, 0);
-      } else if (IsPred(to)) {
-        out.SetUint(k, x != 0);
-      } else {
-        // Float to integer: NaN to 0, out-of-range saturates (XLA's choice).
-        if (std::isnan(x)) {
-          out.SetUint(k, 0);
-        } else if (IsSignedInt(to)) {
-          const int w = Width(to);
-          const double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1);
-          int64_t v = x <= lo ? static_cast<int64_t>(lo) : (x >= hi ? (w >= 64 ? INT64_MAX : (int64_t{1} << (w - 1)) - 1)
-                                                                      : static_cast<int64_t>(std::trunc(x)));
-          SetBits(out, k, static_cast<uint64_t>(v));
-        } else {
-          const int w = Width(to);
-          const double hi = std::ldexp(1.0, w);
-          uint64_t v = x <= 0 ? 0 : (x >= hi ? (w >= 64 ? UINT64_MAX : (uint64_t{1} << w) - 1)
-                                             : static_cast<uint64_t>(std::trunc(x)));
-          SetBits(out, k, v);
-        }
-      }
-    } else if (IsIntegral(from)) {
-      if (IsFloat(to) || IsComplex(to)) {
-        double x = IsSignedInt(from) ? static_cast<double>(a.GetInt(k)) : static_cast<double>(BitsAt(a, k));
-        if (to == ElementType::kF32 && IsIntegral(from)) {
-          // Round the integer straight to f32, not through double.
-          float f = IsSignedInt(from) ? static_cast<float>(a.GetInt(k)) : static_cast<float>(BitsAt(a, k));
-          out.SetF32(k, f);
-        } else {
-          out.SetComplex(k, x, 0);
-        }
-      } else if (IsPred(to)) {
-        out.SetUint(k, BitsAt(a, k) != 0);
-      } else {
-        SetBits(out, k, BitsAt(a, k));
-      }
-    } else {
-      return Unimplemented("convert from " + std::string(HloName(from)));
-    }
+  const size_t from_size = static_cast<size_t>(Info(from).byte_size), to_size = static_cast<size_t>(Info(to).byte_size);
+  const uint8_t* src = a.data().data();
+  uint8_t* dst = out.mutable_data().data();
+  for (int64_t k = 0, n = out.element_count(); k < n; ++k) {
+    ANVIL_ASSIGN_OR_RETURN(const Scalar r, ConvertScalar(from, to, LoadScalar(from, src + k * from_size)));
+    StoreScalar(to, r, dst + k * to_size);
   }
   return out;
 }

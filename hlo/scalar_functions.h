@@ -6,6 +6,8 @@
 #pragma once
 
 #include <complex>
+#include <cstdint>
+#include <optional>
 
 #include "hlo/element_type.h"
 #include "hlo/opcode.h"
@@ -24,6 +26,15 @@ RealUnaryFunction RealUnaryOf(Opcode op);
 RealBinaryFunction RealBinaryOf(Opcode op);
 ComplexUnaryFunction ComplexUnaryOf(Opcode op);
 ComplexBinaryFunction ComplexBinaryOf(Opcode op);
+
+// An elementwise op on integers or pred of type `t`, each value given as
+// the evaluator holds it (signed types sign-extended to 64 bits, unsigned
+// and pred zero-extended): the result's bits (wrapped; the caller stores
+// the low bits of its type), or nullopt when `op` is not an op of that
+// many integer operands. Whether an op is defined never depends on the
+// values (division by zero has XLA's answers).
+std::optional<uint64_t> IntegerUnary(Opcode op, uint64_t x, ElementType t);
+std::optional<uint64_t> IntegerBinary(Opcode op, uint64_t a, uint64_t b, ElementType t);
 
 // reduce-precision of a value of float type `t` (given in double) to
 // `exponent_bits` and `mantissa_bits`: rounded to nearest even in the

@@ -1,7 +1,8 @@
-// sort whose comparator is one compare of one operand's two elements
-// (`compare(p[2k], p[2k+1]), direction=LT` sorts ascending by operand k,
-// GT descending; either order of the parameters), of any number of
-// operands, along one dimension. Each row is ordered by the evaluator's own
+// sort of any number of operands along one dimension. A comparator that is
+// one compare of one operand's two elements (`compare(p[2k], p[2k+1]),
+// direction=LT` sorts ascending by operand k, GT descending; either order
+// of the parameters) becomes a typed comparison of the keys; any other is
+// compiled into an hlo/scalar_program run per comparison. Each row is ordered by the evaluator's own
 // merge sort (hlo/merge_sort.h: stable, and defined for NaN, which no
 // strict weak order is), then every operand's row is permuted. Rows split
 // across threads.
@@ -10,6 +11,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/merge_sort.h"
+#include "hlo/scalar_program.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
 
@@ -37,19 +39,19 @@ int64_t RowStart(const SortLayout& l, int64_t r) {
   return offset;
 }
 
-template <typename T, typename Less>
-Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key, Less less) {
+// Orders each row by `less_for(frame)`, a callable (row start, a, b) made
+// once per thread's share of the rows, then permutes every operand's row.
+template <typename LessFor>
+Kernel SortRows(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, LessFor less_for) {
   return [=](const Frame& frame) {
-    const T* keys = static_cast<const T*>(frame.At(in[static_cast<size_t>(key)]));
     frame.parallel->For(l.rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, l.length)), [&](int64_t lo, int64_t hi) {
+      auto less = less_for(frame);
       std::vector<int64_t> order(static_cast<size_t>(l.length));
       std::vector<unsigned char> row;
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t start = RowStart(l, r);
         std::iota(order.begin(), order.end(), 0);
-        hlo::MergeSort(order, [&](int64_t a, int64_t b) {
-          return less(keys[start + a * l.stride], keys[start + b * l.stride]);
-        });
+        hlo::MergeSort(order, [&](int64_t a, int64_t b) { return less(start, a, b); });
         // Gather each operand's row through a copy, so that an output that
         // is its own input (one buffer) reads the unsorted values.
         for (size_t v = 0; v < in.size(); ++v) {
@@ -67,6 +69,39 @@ Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key
   };
 }
 
+// One operand's elements compared by `less`.
+template <typename T, typename Less>
+Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key, Less less) {
+  const Slot keys_slot = in[static_cast<size_t>(key)];
+  const int64_t stride = l.stride;
+  return SortRows(std::move(l), std::move(in), std::move(out), [=](const Frame& frame) {
+    const T* keys = static_cast<const T*>(frame.At(keys_slot));
+    return [=](int64_t start, int64_t a, int64_t b) { return less(keys[start + a * stride], keys[start + b * stride]); };
+  });
+}
+
+// Any comparator: an hlo/scalar_program on the two elements of every
+// operand, p[2k] and p[2k+1], as the evaluator calls it.
+Kernel SortByProgram(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, std::vector<ElementType> types,
+                     hlo::ScalarProgram comparator) {
+  const int64_t stride = l.stride;
+  std::vector<int64_t> bytes = l.element_bytes;
+  return SortRows(std::move(l), in, std::move(out), [=](const Frame& frame) {
+    std::vector<const unsigned char*> data;
+    for (const Slot& s : in) data.push_back(static_cast<const unsigned char*>(frame.At(s)));
+    return [=, registers = comparator.NewRegisters(), args = std::vector<hlo::Scalar>(2 * in.size())](
+               int64_t start, int64_t a, int64_t b) mutable {
+      for (size_t v = 0; v < data.size(); ++v) {
+        args[2 * v] = hlo::LoadScalar(types[v], data[v] + (start + a * stride) * bytes[v]);
+        args[2 * v + 1] = hlo::LoadScalar(types[v], data[v] + (start + b * stride) * bytes[v]);
+      }
+      hlo::Scalar result;
+      comparator.Run(args.data(), registers, &result);
+      return result.bits != 0;
+    };
+  });
+}
+
 template <typename T>
 Kernel Typed(bool ascending, const SortLayout& l, const std::vector<Slot>& in, const std::vector<Slot>& out, int key) {
   auto value = [](T x) {
@@ -80,12 +115,10 @@ Kernel Typed(bool ascending, const SortLayout& l, const std::vector<Slot>& in, c
   return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) > value(b); });
 }
 
-}  // namespace
-
-Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
-  if (i.called_computations.size() != 1 || in.empty() || in.size() != out.size() || in.size() != i.operands.size()) {
-    return nullptr;
-  }
+// A comparator that is one compare of one operand's two elements: a typed
+// comparison of the keys.
+Kernel RecognisedComparatorSort(const hlo::Instruction& i, const SortLayout& l, const std::vector<Slot>& in,
+                                const std::vector<Slot>& out) {
   const hlo::Computation& comparator = *i.called_computations[0];
   const hlo::Instruction* root = comparator.root;
   if (!root || root->opcode != Opcode::kCompare || root->operands.size() != 2) return nullptr;
@@ -108,20 +141,6 @@ Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const 
   if ((type == "UNSIGNED" && is_signed) || (type == "SIGNED" && !is_signed && key_type != ElementType::kPred)) {
     return nullptr;  // a comparison that reinterprets the keys: the evaluator's
   }
-  auto dims = hlo::IntListAttribute(i, "dimensions");
-  if (!dims.ok() || dims->size() != 1) return nullptr;
-  SortLayout l;
-  l.dims = i.operands[0]->shape.dims();
-  l.dim = (*dims)[0];
-  if (l.dim < 0 || l.dim >= static_cast<int64_t>(l.dims.size())) return nullptr;
-  for (const hlo::Instruction* o : i.operands) {
-    if (!o->shape.IsArray() || o->shape.dims() != l.dims) return nullptr;
-    l.element_bytes.push_back(hlo::Info(o->shape.element_type()).byte_size);
-  }
-  l.strides = RowMajorStrides(l.dims);
-  l.length = l.dims[static_cast<size_t>(l.dim)];
-  l.stride = l.strides[static_cast<size_t>(l.dim)];
-  l.rows = l.length == 0 ? 0 : i.operands[0]->shape.ElementCount() / l.length;
   switch (key_type) {
     case ElementType::kF32: return Typed<float>(ascending, l, in, out, key);
     case ElementType::kF64: return Typed<double>(ascending, l, in, out, key);
@@ -138,6 +157,38 @@ Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const 
     case ElementType::kPred: return Typed<uint8_t>(ascending, l, in, out, key);
     default: return nullptr;  // complex and sub-byte keys: the evaluator's
   }
+}
+
+
+}  // namespace
+
+Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
+  if (i.called_computations.size() != 1 || in.empty() || in.size() != out.size() || in.size() != i.operands.size()) {
+    return nullptr;
+  }
+  auto dims = hlo::IntListAttribute(i, "dimensions");
+  if (!dims.ok() || dims->size() != 1) return nullptr;
+  SortLayout l;
+  l.dims = i.operands[0]->shape.dims();
+  l.dim = (*dims)[0];
+  if (l.dim < 0 || l.dim >= static_cast<int64_t>(l.dims.size())) return nullptr;
+  std::vector<ElementType> types;
+  for (const hlo::Instruction* o : i.operands) {
+    if (!o->shape.IsArray() || o->shape.dims() != l.dims) return nullptr;
+    l.element_bytes.push_back(hlo::Info(o->shape.element_type()).byte_size);
+    types.push_back(o->shape.element_type());
+  }
+  l.strides = RowMajorStrides(l.dims);
+  l.length = l.dims[static_cast<size_t>(l.dim)];
+  l.stride = l.strides[static_cast<size_t>(l.dim)];
+  l.rows = l.length == 0 ? 0 : i.operands[0]->shape.ElementCount() / l.length;
+  if (Kernel k = RecognisedComparatorSort(i, l, in, out)) return k;
+  auto comparator = hlo::ScalarProgram::Compile(*i.called_computations[0]);
+  if (!comparator.ok() || comparator->parameter_count() != static_cast<int>(2 * in.size()) ||
+      comparator->result_count() != 1 || comparator->result_type(0) != ElementType::kPred) {
+    return nullptr;
+  }
+  return SortByProgram(l, in, out, types, *std::move(comparator));
 }
 
 }  // namespace anvil::cpu

@@ -504,7 +504,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         plan_->reference_steps += nested_reference_steps;
       }
     }
-    if (batch_norm || i.opcode == Opcode::kSort || i.opcode == Opcode::kTopK) {
+    const bool variadic_reduce = i.opcode == Opcode::kReduce && !i.shape.IsArray();
+    if (batch_norm || variadic_reduce || i.opcode == Opcode::kSort || i.opcode == Opcode::kTopK) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);
       std::vector<Slot> outs;
@@ -514,6 +515,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (batch_norm) kernel = BatchNormKernel(i, ins, outs);
       if (i.opcode == Opcode::kSort) kernel = SortKernel(i, ins, outs);
       if (i.opcode == Opcode::kTopK) kernel = TopKKernel(i, ins, outs);
+      if (variadic_reduce) kernel = ScalarReduceKernel(i, ins, outs);
     }
     Temp temp{temp_region, 0};
     if (!kernel && arrays) {
@@ -525,6 +527,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
       if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kReduce) kernel = ScalarReduceKernel(i, in, {out});
+      if (!kernel && i.opcode == Opcode::kMap) kernel = MapKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
       if (!kernel && (i.opcode == Opcode::kReal || i.opcode == Opcode::kImag || i.opcode == Opcode::kComplex)) {
@@ -536,6 +540,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = SelectAndScatterKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
+      if (!kernel) kernel = ScalarElementwiseKernel(i, in, out);
     }
     temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
     const bool kernel_is_typed = static_cast<bool>(kernel);
