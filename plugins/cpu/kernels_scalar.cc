@@ -1,12 +1,13 @@
 // Kernels for what the typed kernels leave: ops on element types they are
 // not instantiated for (sub-byte integers, narrow floats, complex, mixed
 // types) and bodies that are not one recognised op (argmax's variadic
-// reduce, complex sums, map). Each element goes through hlo/scalar_ops, and
+// reduce, complex sums, map, reduce-window by any body). Each element goes through hlo/scalar_ops, and
 // each body through an hlo/scalar_program compiled when the plan is built:
 // no literal, allocation or instruction dispatch per element, and the
 // reference evaluator's answers bit for bit (same scalar functions, same
 // roundings, reductions in the same order).
 #include <algorithm>
+#include <complex>
 #include <numeric>
 
 #include "hlo/attributes.h"
@@ -133,6 +134,235 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
           }
         }
         for (size_t v = 0; v < n; ++v) hlo::StoreScalar(types[v], acc[v], y[v] + o * bytes[v]);
+      }
+    });
+  };
+}
+
+// reduce-window of N operands with N init values by any scalar body: each
+// result starts at the inits and takes the window's taps in row-major
+// window order, skipping those in the padding or between base-dilated
+// elements, as the evaluator's walk does.
+Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
+  const size_t n = out.size();
+  if (n == 0 || in.size() != 2 * n || i.operands.size() != 2 * n || i.called_computations.size() != 1) return nullptr;
+  auto program = hlo::ScalarProgram::Compile(*i.called_computations[0]);
+  if (!program.ok() || program->parameter_count() != static_cast<int>(2 * n) ||
+      program->result_count() != static_cast<int>(n)) {
+    return nullptr;
+  }
+  const hlo::Attribute* attribute = i.FindAttribute("window");
+  auto window = hlo::ParseWindow(attribute ? attribute->value : "");
+  const std::vector<int64_t>& in_dims = i.operands[0]->shape.dims();
+  if (!window.ok() || window->size() != in_dims.size()) return nullptr;
+  const hlo::Shape& first = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
+  const std::vector<int64_t> out_dims = first.dims();
+  if (out_dims.size() != in_dims.size()) return nullptr;
+  std::vector<ElementType> types;
+  for (size_t v = 0; v < n; ++v) {
+    if (!i.operands[v]->shape.IsArray() || i.operands[v]->shape.dims() != in_dims) return nullptr;
+    types.push_back(i.operands[v]->shape.element_type());
+    if (i.operands[n + v]->shape.element_type() != types[v] || program->result_type(static_cast<int>(v)) != types[v]) {
+      return nullptr;
+    }
+  }
+  // tap_input[d][o * taps[d] + w]: the input index along d that output
+  // position o reads through tap w, or -1.
+  std::vector<int64_t> taps;
+  std::vector<std::vector<int64_t>> tap_input;
+  int64_t table_size = 0;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    const hlo::WindowDim& wd = (*window)[d];
+    table_size += out_dims[d] * wd.size;
+    if (table_size > (int64_t{1} << 26)) return nullptr;
+    taps.push_back(wd.size);
+    std::vector<int64_t> table(static_cast<size_t>(out_dims[d] * wd.size));
+    for (int64_t o = 0; o < out_dims[d]; ++o) {
+      for (int64_t w = 0; w < wd.size; ++w) {
+        const int64_t p = o * wd.stride + w * wd.window_dilation - wd.pad_low;  // in the padded, dilated input
+        const bool hole = p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= in_dims[d];
+        table[static_cast<size_t>(o * wd.size + w)] = hole ? -1 : p / wd.base_dilation;
+      }
+    }
+    tap_input.push_back(std::move(table));
+  }
+  const std::vector<int64_t> in_strides = RowMajorStrides(in_dims);
+  const int64_t outputs = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1}, std::multiplies<>());
+  const int64_t window_count = std::accumulate(taps.begin(), taps.end(), int64_t{1}, std::multiplies<>());
+  return [=, program = *std::move(program)](const Frame& frame) {
+    std::vector<const unsigned char*> x(n), init(n);
+    std::vector<unsigned char*> y(n);
+    std::vector<int64_t> bytes(n);
+    for (size_t v = 0; v < n; ++v) {
+      x[v] = static_cast<const unsigned char*>(frame.At(in[v]));
+      init[v] = static_cast<const unsigned char*>(frame.At(in[n + v]));
+      y[v] = static_cast<unsigned char*>(frame.At(out[v]));
+      bytes[v] = hlo::Info(types[v]).byte_size;
+    }
+    const size_t rank = out_dims.size();
+    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, window_count));
+    frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
+      std::vector<Scalar> registers = program.NewRegisters();
+      std::vector<Scalar> args(2 * n), acc(n);
+      std::vector<int64_t> o_index(rank), w_index(rank);
+      for (int64_t o = lo; o < hi; ++o) {
+        int64_t rest = o;
+        for (size_t d = rank; d-- > 0;) {
+          o_index[d] = rest % out_dims[d];
+          rest /= out_dims[d];
+        }
+        for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(types[v], init[v]);
+        std::fill(w_index.begin(), w_index.end(), 0);
+        for (int64_t wk = 0; wk < window_count; ++wk) {
+          int64_t at = 0;
+          bool inside = true;
+          for (size_t d = 0; d < rank && inside; ++d) {
+            const int64_t p = tap_input[d][static_cast<size_t>(o_index[d] * taps[d] + w_index[d])];
+            inside = p >= 0;
+            at += p * in_strides[d];
+          }
+          if (inside) {
+            for (size_t v = 0; v < n; ++v) {
+              args[v] = acc[v];
+              args[n + v] = hlo::LoadScalar(types[v], x[v] + at * bytes[v]);
+            }
+            program.Run(args.data(), registers, acc.data());
+          }
+          for (size_t d = rank; d-- > 0;) {
+            if (++w_index[d] < taps[d]) break;
+            w_index[d] = 0;
+          }
+        }
+        for (size_t v = 0; v < n; ++v) hlo::StoreScalar(types[v], acc[v], y[v] + o * bytes[v]);
+      }
+    });
+  };
+}
+
+// dot with a complex result (operands complex or real, of any float
+// type): each result sums its products in contracting order, in
+// std::complex<float> for c64 (rounding every step, as the evaluator does)
+// and std::complex<double> for c128.
+Kernel ComplexDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  const ElementType t = i.shape.element_type();
+  if (!hlo::IsComplex(t) || i.operands.size() != 2 || in.size() != 2) return nullptr;
+  const hlo::Shape& lhs = i.operands[0]->shape;
+  const hlo::Shape& rhs = i.operands[1]->shape;
+  for (const hlo::Shape* s : {&lhs, &rhs}) {
+    if (!s->IsArray() || !(hlo::IsComplex(s->element_type()) || hlo::IsFloat(s->element_type()))) return nullptr;
+  }
+  auto lb = hlo::IntListAttribute(i, "lhs_batch_dims");
+  auto rb = hlo::IntListAttribute(i, "rhs_batch_dims");
+  auto lc = hlo::IntListAttribute(i, "lhs_contracting_dims");
+  auto rc = hlo::IntListAttribute(i, "rhs_contracting_dims");
+  if (!lb.ok() || !rb.ok() || !lc.ok() || !rc.ok() || lb->size() != rb->size() || lc->size() != rc->size()) {
+    return nullptr;
+  }
+  auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+    std::vector<int64_t> free;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!std::count(batch.begin(), batch.end(), d) && !std::count(contracting.begin(), contracting.end(), d)) {
+        free.push_back(d);
+      }
+    }
+    return free;
+  };
+  const std::vector<int64_t> lf = free_dims(lhs.rank(), *lb, *lc), rf = free_dims(rhs.rank(), *rb, *rc);
+  const std::vector<int64_t> out_dims = i.shape.dims();
+  if (lb->size() + lf.size() + rf.size() != out_dims.size()) return nullptr;
+  const std::vector<int64_t> ls = RowMajorStrides(lhs.dims()), rs = RowMajorStrides(rhs.dims());
+  // Each result dimension's step in the lhs and the rhs.
+  std::vector<int64_t> out_l(out_dims.size(), 0), out_r(out_dims.size(), 0);
+  size_t pos = 0;
+  for (size_t b = 0; b < lb->size(); ++b, ++pos) {
+    out_l[pos] = ls[static_cast<size_t>((*lb)[b])];
+    out_r[pos] = rs[static_cast<size_t>((*rb)[b])];
+  }
+  for (int64_t d : lf) out_l[pos++] = ls[static_cast<size_t>(d)];
+  for (int64_t d : rf) out_r[pos++] = rs[static_cast<size_t>(d)];
+  // The contracting positions' offsets, in row-major order of lc.
+  std::vector<int64_t> contract_dims;
+  for (int64_t d : *lc) contract_dims.push_back(lhs.dim(static_cast<int>(d)));
+  const int64_t depth = std::accumulate(contract_dims.begin(), contract_dims.end(), int64_t{1}, std::multiplies<>());
+  if (depth > (int64_t{1} << 24)) return nullptr;
+  std::vector<int64_t> l_off(static_cast<size_t>(depth)), r_off(static_cast<size_t>(depth)), c(contract_dims.size(), 0);
+  for (int64_t k = 0; k < depth; ++k) {
+    for (size_t j = 0; j < c.size(); ++j) {
+      l_off[static_cast<size_t>(k)] += c[j] * ls[static_cast<size_t>((*lc)[j])];
+      r_off[static_cast<size_t>(k)] += c[j] * rs[static_cast<size_t>((*rc)[j])];
+    }
+    for (size_t j = c.size(); j-- > 0;) {
+      if (++c[j] < contract_dims[j]) break;
+      c[j] = 0;
+    }
+  }
+  const ElementType lt = lhs.element_type(), rt = rhs.element_type();
+  const int64_t lbytes = hlo::Info(lt).byte_size, rbytes = hlo::Info(rt).byte_size, bytes = hlo::Info(t).byte_size;
+  const int64_t outputs = i.shape.ElementCount();
+  return [=](const Frame& frame) {
+    const auto* x = static_cast<const unsigned char*>(frame.At(in[0]));
+    const auto* y = static_cast<const unsigned char*>(frame.At(in[1]));
+    auto* z = static_cast<unsigned char*>(frame.At(out));
+    frame.parallel->For(outputs, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, depth)), [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        int64_t rest = o, l0 = 0, r0 = 0;
+        for (size_t d = out_dims.size(); d-- > 0;) {
+          const int64_t index = rest % out_dims[d];
+          rest /= out_dims[d];
+          l0 += index * out_l[d];
+          r0 += index * out_r[d];
+        }
+        Scalar sum;
+        if (t == ElementType::kC64) {
+          std::complex<float> acc = 0;
+          for (int64_t k = 0; k < depth; ++k) {
+            const Scalar a = hlo::LoadScalar(lt, x + (l0 + l_off[static_cast<size_t>(k)]) * lbytes);
+            const Scalar b = hlo::LoadScalar(rt, y + (r0 + r_off[static_cast<size_t>(k)]) * rbytes);
+            acc += std::complex<float>(std::complex<double>(a.re, a.im)) * std::complex<float>(std::complex<double>(b.re, b.im));
+          }
+          sum.re = acc.real();
+          sum.im = acc.imag();
+        } else {
+          std::complex<double> acc = 0;
+          for (int64_t k = 0; k < depth; ++k) {
+            const Scalar a = hlo::LoadScalar(lt, x + (l0 + l_off[static_cast<size_t>(k)]) * lbytes);
+            const Scalar b = hlo::LoadScalar(rt, y + (r0 + r_off[static_cast<size_t>(k)]) * rbytes);
+            acc += std::complex<double>(a.re, a.im) * std::complex<double>(b.re, b.im);
+          }
+          sum.re = acc.real();
+          sum.im = acc.imag();
+        }
+        hlo::StoreScalar(t, sum, z + o * bytes);
+      }
+    });
+  };
+}
+
+// iota of any element type: each element's index along the dimension,
+// stored as the evaluator stores it (floats and complex from the double,
+// integers wrapped to their width).
+Kernel ScalarIotaKernel(const hlo::Instruction& i, const Slot& out) {
+  if (!i.shape.IsArray() || i.shape.rank() == 0 || !hlo::IsArrayType(i.shape.element_type())) return nullptr;
+  auto dim = hlo::IntAttribute(i, "iota_dimension", std::nullopt);
+  if (!dim.ok() || *dim < 0 || *dim >= i.shape.rank()) return nullptr;
+  const int64_t n = i.shape.ElementCount();
+  const int64_t stride = RowMajorStrides(i.shape.dims())[static_cast<size_t>(*dim)];
+  const int64_t extent = i.shape.dim(static_cast<int>(*dim));
+  const ElementType t = i.shape.element_type();
+  const int64_t bytes = hlo::Info(t).byte_size;
+  const bool real = hlo::IsFloat(t) || hlo::IsComplex(t);
+  return [=](const Frame& frame) {
+    auto* to = static_cast<unsigned char*>(frame.At(out));
+    frame.parallel->For(n, 4096, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) {
+        const int64_t index = extent == 0 ? 0 : (k / stride) % extent;
+        Scalar s;
+        if (real) {
+          s.re = static_cast<double>(index);
+        } else {
+          s.bits = static_cast<uint64_t>(index);
+        }
+        hlo::StoreScalar(t, s, to + k * bytes);
       }
     });
   };

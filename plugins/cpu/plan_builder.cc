@@ -504,7 +504,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         plan_->reference_steps += nested_reference_steps;
       }
     }
-    const bool variadic_reduce = i.opcode == Opcode::kReduce && !i.shape.IsArray();
+    const bool variadic_reduce = (i.opcode == Opcode::kReduce || i.opcode == Opcode::kReduceWindow) && !i.shape.IsArray();
     if (batch_norm || variadic_reduce || i.opcode == Opcode::kSort || i.opcode == Opcode::kTopK) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);
@@ -515,12 +515,15 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (batch_norm) kernel = BatchNormKernel(i, ins, outs);
       if (i.opcode == Opcode::kSort) kernel = SortKernel(i, ins, outs);
       if (i.opcode == Opcode::kTopK) kernel = TopKKernel(i, ins, outs);
-      if (variadic_reduce) kernel = ScalarReduceKernel(i, ins, outs);
+      if (variadic_reduce) {
+        kernel = i.opcode == Opcode::kReduce ? ScalarReduceKernel(i, ins, outs) : ScalarReduceWindowKernel(i, ins, outs);
+      }
     }
     Temp temp{temp_region, 0};
     if (!kernel && arrays) {
       Slot out = SlotOf(result_value[s]);
       if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kDot) kernel = ComplexDotKernel(i, in, out);
       if (i.opcode == Opcode::kConvolution) {
         kernel = ConvolutionKernel(i, in, out, &temp);
         if (!kernel) kernel = NarrowFloatConvolutionKernel(i, in, out, &temp);
@@ -531,11 +534,13 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kMap) kernel = MapKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
+      if (!kernel && i.opcode == Opcode::kIota) kernel = ScalarIotaKernel(i, out);
       if (!kernel && (i.opcode == Opcode::kReal || i.opcode == Opcode::kImag || i.opcode == Opcode::kComplex)) {
         kernel = ComplexPartsKernel(i, in, out);
       }
       if (!kernel && i.opcode == Opcode::kScatter) kernel = ScatterKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduceWindow) kernel = ReduceWindowKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kReduceWindow) kernel = ScalarReduceWindowKernel(i, in, {out});
       if (!kernel && i.opcode == Opcode::kGather) kernel = GatherKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = SelectAndScatterKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
