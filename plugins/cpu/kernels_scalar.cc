@@ -1,13 +1,15 @@
 // Kernels for what the typed kernels leave: ops on element types they are
 // not instantiated for (sub-byte integers, narrow floats, complex, mixed
 // types) and bodies that are not one recognised op (argmax's variadic
-// reduce, complex sums, map, reduce-window by any body). Each element goes through hlo/scalar_ops, and
+// reduce, complex sums, map, reduce-window and select-and-scatter by any
+// body). Each element goes through hlo/scalar_ops, and
 // each body through an hlo/scalar_program compiled when the plan is built:
 // no literal, allocation or instruction dispatch per element, and the
 // reference evaluator's answers bit for bit (same scalar functions, same
 // roundings, reductions in the same order).
 #include <algorithm>
 #include <complex>
+#include <cstring>
 #include <numeric>
 
 #include "hlo/attributes.h"
@@ -335,6 +337,95 @@ Kernel ComplexDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
         hlo::StoreScalar(t, sum, z + o * bytes);
       }
     });
+  };
+}
+
+// select-and-scatter of any element type with any select and scatter
+// bodies: the result starts at the init value; each source element, in
+// order, picks its window's element by the select body (the first tap
+// inside the operand, replaced by each later one the body does not keep)
+// and combines into the result there by the scatter body, as the
+// evaluator does. Sequential: two windows may pick one element, and the
+// scatter body need not commute.
+Kernel ScalarSelectAndScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  if (i.operands.size() != 3 || in.size() != 3 || i.called_computations.size() != 2 || !i.shape.IsArray()) {
+    return nullptr;
+  }
+  const hlo::Attribute* select_attribute = i.FindAttribute("select");
+  const hlo::Attribute* scatter_attribute = i.FindAttribute("scatter");
+  const bool select_first = select_attribute < scatter_attribute;
+  auto select = hlo::ScalarProgram::Compile(*i.called_computations[select_first ? 0 : 1]);
+  auto scatter = hlo::ScalarProgram::Compile(*i.called_computations[select_first ? 1 : 0]);
+  const ElementType t = i.shape.element_type();
+  if (!select.ok() || !scatter.ok() || select->parameter_count() != 2 || select->result_count() != 1 ||
+      select->result_type(0) != ElementType::kPred || scatter->parameter_count() != 2 || scatter->result_count() != 1 ||
+      scatter->result_type(0) != t) {
+    return nullptr;
+  }
+  const hlo::Attribute* w = i.FindAttribute("window");
+  auto window = hlo::ParseWindow(w ? w->value : "");
+  const std::vector<int64_t> dims = i.operands[0]->shape.dims();
+  const std::vector<int64_t> source_dims = i.operands[1]->shape.dims();
+  if (!window.ok() || window->size() != dims.size() || source_dims.size() != dims.size() || i.shape.dims() != dims ||
+      i.operands[0]->shape.element_type() != t || i.operands[1]->shape.element_type() != t) {
+    return nullptr;
+  }
+  std::vector<int64_t> taps;
+  for (const hlo::WindowDim& d : *window) taps.push_back(d.size);
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  const int64_t sources = i.operands[1]->shape.ElementCount();
+  const int64_t window_count = std::accumulate(taps.begin(), taps.end(), int64_t{1}, std::multiplies<>());
+  const int64_t bytes = hlo::Info(t).byte_size;
+  const int64_t n = i.shape.ElementCount();
+  return [=, window = *window, select = *std::move(select), scatter = *std::move(scatter)](const Frame& frame) {
+    const auto* operand = static_cast<const unsigned char*>(frame.At(in[0]));
+    const auto* source = static_cast<const unsigned char*>(frame.At(in[1]));
+    const auto* init = static_cast<const unsigned char*>(frame.At(in[2]));
+    auto* result = static_cast<unsigned char*>(frame.At(out));
+    for (int64_t k = 0; k < n; ++k) std::memcpy(result + k * bytes, init, static_cast<size_t>(bytes));
+    std::vector<Scalar> select_registers = select.NewRegisters(), scatter_registers = scatter.NewRegisters();
+    const size_t rank = dims.size();
+    std::vector<int64_t> s_index(rank), w_index(rank);
+    for (int64_t s = 0; s < sources; ++s) {
+      int64_t rest = s;
+      for (size_t d = rank; d-- > 0;) {
+        s_index[d] = rest % source_dims[d];
+        rest /= source_dims[d];
+      }
+      int64_t selected = -1;
+      Scalar args[2];
+      std::fill(w_index.begin(), w_index.end(), 0);
+      for (int64_t wk = 0; wk < window_count; ++wk) {
+        int64_t candidate = 0;
+        bool inside = true;
+        for (size_t d = 0; d < rank && inside; ++d) {
+          const hlo::WindowDim& wd = window[d];
+          const int64_t at = s_index[d] * wd.stride + w_index[d] * wd.window_dilation - wd.pad_low;
+          inside = at >= 0 && at < dims[d];
+          candidate += at * strides[d];
+        }
+        for (size_t d = rank; d-- > 0;) {
+          if (++w_index[d] < taps[d]) break;
+          w_index[d] = 0;
+        }
+        if (!inside) continue;
+        if (selected < 0) {
+          selected = candidate;
+          continue;
+        }
+        args[0] = hlo::LoadScalar(t, operand + selected * bytes);
+        args[1] = hlo::LoadScalar(t, operand + candidate * bytes);
+        Scalar keep;
+        select.Run(args, select_registers, &keep);
+        if (!keep.bits) selected = candidate;
+      }
+      if (selected < 0) continue;
+      args[0] = hlo::LoadScalar(t, result + selected * bytes);
+      args[1] = hlo::LoadScalar(t, source + s * bytes);
+      Scalar combined;
+      scatter.Run(args, scatter_registers, &combined);
+      hlo::StoreScalar(t, combined, result + selected * bytes);
+    }
   };
 }
 

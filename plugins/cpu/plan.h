@@ -160,12 +160,13 @@ Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const
 // (kernels_scalar.cc): any elementwise op the typed kernels have no
 // instance for; reduce by any scalar body, of one or more operands (`out`
 // holds the result leaves' slots); reduce-window likewise; map; iota of
-// any element type.
+// any element type; select-and-scatter by any bodies.
 Kernel ScalarElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel MapKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ScalarIotaKernel(const hlo::Instruction& i, const Slot& out);
+Kernel ScalarSelectAndScatterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // dot with a complex result, in the evaluator's order and precision.
 Kernel ComplexDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // rng-get-and-update-state, with its state kept by the kernel across executions.

@@ -543,6 +543,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kReduceWindow) kernel = ScalarReduceWindowKernel(i, in, {out});
       if (!kernel && i.opcode == Opcode::kGather) kernel = GatherKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = SelectAndScatterKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = ScalarSelectAndScatterKernel(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
       if (!kernel) kernel = ScalarElementwiseKernel(i, in, out);
