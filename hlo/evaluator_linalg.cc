@@ -5,9 +5,11 @@
 #include <cmath>
 #include <complex>
 #include <numeric>
+#include <vector>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
+#include "hlo/triangular_solve.h"
 
 namespace anvil::hlo::eval {
 namespace {
@@ -112,58 +114,18 @@ StatusOr<Literal> EvalConvolution(const Instruction& i, const Literal& lhs, cons
 }
 
 StatusOr<Literal> EvalTriangularSolve(const Instruction& i, const Literal& a, const Literal& b) {
-  const bool left = BoolAttribute(i, "left_side");
-  bool lower = BoolAttribute(i, "lower");
-  const bool unit = BoolAttribute(i, "unit_diagonal");
-  const std::string transpose = StringAttribute(i, "transpose_a");
+  ANVIL_ASSIGN_OR_RETURN(const TriangularSolveOptions options, TriangularSolveOptionsOf(i));
   const int rank = a.shape().rank();
   const int64_t m = a.shape().dim(rank - 1);
   const int64_t rows = b.shape().dim(rank - 2), cols = b.shape().dim(rank - 1);
   const int64_t batches = a.element_count() / std::max<int64_t>(1, m * m);
   Literal out(Shape(i.shape.element_type(), i.shape.dims()));
+  std::vector<C> matrix(static_cast<size_t>(m * m)), rhs(static_cast<size_t>(rows * cols)), x(rhs.size());
   for (int64_t batch = 0; batch < batches; ++batch) {
-    // op(A), using only the triangle `lower` names.
-    std::vector<C> t(static_cast<size_t>(m * m));
-    for (int64_t r = 0; r < m; ++r) {
-      for (int64_t c = 0; c < m; ++c) {
-        bool in_triangle = lower ? c <= r : c >= r;
-        C v = in_triangle ? a.GetComplex(batch * m * m + r * m + c) : C(0);
-        if (r == c && unit) v = 1;
-        if (transpose == "NO_TRANSPOSE") {
-          t[r * m + c] = v;
-        } else {
-          t[c * m + r] = transpose == "ADJOINT" ? std::conj(v) : v;
-        }
-      }
-    }
-    bool t_lower = transpose == "NO_TRANSPOSE" ? lower : !lower;
-    // Solve T x = y for each column (left side) or x T = y for each row
-    // (right side, as T^T x^T = y^T).
-    const int64_t systems = left ? cols : rows;
-    for (int64_t s = 0; s < systems; ++s) {
-      std::vector<C> x(static_cast<size_t>(m));
-      auto rhs_at = [&](int64_t e) {
-        return b.GetComplex(batch * rows * cols + (left ? e * cols + s : s * cols + e));
-      };
-      auto coeff = [&](int64_t r, int64_t c) { return left ? t[r * m + c] : t[c * m + r]; };
-      bool forward = left ? t_lower : !t_lower;
-      for (int64_t step = 0; step < m; ++step) {
-        int64_t e = forward ? step : m - 1 - step;
-        C acc = rhs_at(e);
-        for (int64_t o = 0; o < m; ++o) {
-          if (o != e && (forward ? o < e : o > e)) acc -= coeff(e, o) * x[o];
-        }
-        x[e] = acc / coeff(e, e);
-      }
-      for (int64_t e = 0; e < m; ++e) {
-        int64_t k = batch * rows * cols + (left ? e * cols + s : s * cols + e);
-        if (IsComplex(out.shape().element_type())) {
-          out.SetComplex(k, x[e].real(), x[e].imag());
-        } else {
-          out.SetDouble(k, x[e].real());
-        }
-      }
-    }
+    for (int64_t k = 0; k < m * m; ++k) matrix[static_cast<size_t>(k)] = a.GetComplex(batch * m * m + k);
+    for (int64_t k = 0; k < rows * cols; ++k) rhs[static_cast<size_t>(k)] = b.GetComplex(batch * rows * cols + k);
+    SolveTriangular(options, m, rows, cols, matrix.data(), rhs.data(), x.data());
+    for (int64_t k = 0; k < rows * cols; ++k) Store(out, batch * rows * cols + k, x[static_cast<size_t>(k)], 0);
   }
   return out;
 }

@@ -155,6 +155,8 @@ Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
                                const std::vector<Slot>& in, const Slot& out);
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out,
                                     Temp* temp);
+// triangular-solve of float and complex types (kernels_triangular_solve.cc).
+Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // Element by element through hlo/scalar_ops and hlo/scalar_program
 // (kernels_scalar.cc): any elementwise op the typed kernels have no
