@@ -31,8 +31,10 @@ int64_t RankKey(T v) {
   } else if constexpr (std::is_same_v<T, Bf16> || std::is_same_v<T, F16>) {
     const int16_t b = static_cast<int16_t>(v.bits);
     return b < 0 ? int64_t{static_cast<int16_t>(b ^ 0x7fff)} : int64_t{b};
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return static_cast<int64_t>(v ^ (uint64_t{1} << 63));  // u64's order, moved into int64's range
   } else {
-    return static_cast<int64_t>(v);  // integers of up to 32 bits, s64
+    return static_cast<int64_t>(v);  // integers of up to 32 bits, s64, pred
   }
 }
 
@@ -95,7 +97,9 @@ Kernel TopKKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const 
     case ElementType::kU8: return TopKOf<uint8_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
     case ElementType::kU16: return TopKOf<uint16_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
     case ElementType::kU32: return TopKOf<uint32_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
-    default: return nullptr;  // u64 (past int64's keys), complex: the evaluator's
+    case ElementType::kU64: return TopKOf<uint64_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    case ElementType::kPred: return TopKOf<uint8_t>(rows, n, *k, largest, index_type, in[0], out[0], out[1]);
+    default: return nullptr;  // complex and sub-byte types: the evaluator's
   }
 }
 
