@@ -144,6 +144,29 @@ Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::
 
 }  // namespace
 
+std::optional<WindowTaps> MakeWindowTaps(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& in_dims,
+                                         const std::vector<int64_t>& out_dims) {
+  WindowTaps t;
+  int64_t table_size = 0;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    const hlo::WindowDim& wd = window[d];
+    table_size += out_dims[d] * wd.size;
+    if (table_size > (int64_t{1} << 26)) return std::nullopt;
+    t.taps.push_back(wd.size);
+    std::vector<int64_t> table(static_cast<size_t>(out_dims[d] * wd.size));
+    for (int64_t o = 0; o < out_dims[d]; ++o) {
+      for (int64_t w = 0; w < wd.size; ++w) {
+        // The position in the padded, base-dilated input.
+        const int64_t p = o * wd.stride + w * wd.window_dilation - wd.pad_low;
+        const bool hole = p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= in_dims[d];
+        table[static_cast<size_t>(o * wd.size + w)] = hole ? -1 : p / wd.base_dilation;
+      }
+    }
+    t.tap_input.push_back(std::move(table));
+  }
+  return t;
+}
+
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.operands.size() != 2 || in.size() != 2 || !i.shape.IsArray() || i.called_computations.size() != 1) return nullptr;
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
@@ -156,22 +179,11 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   auto t = std::make_shared<WindowTables>();
   t->out_dims = i.shape.dims();
   t->in_strides = RowMajorStrides(in_dims);
-  int64_t table_size = 0;
-  for (size_t d = 0; d < in_dims.size() && !scan; ++d) {
-    const hlo::WindowDim& wd = (*window)[d];
-    table_size += t->out_dims[d] * wd.size;
-    if (table_size > (int64_t{1} << 26)) return nullptr;  // a window table that large: the evaluator's
-    t->taps.push_back(wd.size);
-    std::vector<int64_t> table(static_cast<size_t>(t->out_dims[d] * wd.size));
-    for (int64_t o = 0; o < t->out_dims[d]; ++o) {
-      for (int64_t w = 0; w < wd.size; ++w) {
-        // The position in the padded, base-dilated input.
-        int64_t p = o * wd.stride + w * wd.window_dilation - wd.pad_low;
-        const bool hole = p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= in_dims[d];
-        table[static_cast<size_t>(o * wd.size + w)] = hole ? -1 : p / wd.base_dilation;
-      }
-    }
-    t->tap_input.push_back(std::move(table));
+  if (!scan) {
+    std::optional<WindowTaps> taps = MakeWindowTaps(*window, in_dims, t->out_dims);
+    if (!taps) return nullptr;  // a window table that large: the evaluator's
+    t->taps = std::move(taps->taps);
+    t->tap_input = std::move(taps->tap_input);
   }
   switch (i.shape.element_type()) {
     case ElementType::kBF16: return Narrow<Bf16>(*op, t, scan, in, out);

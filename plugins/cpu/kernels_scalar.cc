@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "hlo/attributes.h"
 #include "hlo/scalar_ops.h"
@@ -37,6 +38,50 @@ Operand OperandOf(const hlo::Instruction& operand, const Slot& slot, int64_t res
   const ElementType t = operand.shape.element_type();
   return {slot, t, hlo::Info(t).byte_size, operand.shape.ElementCount() == 1 && result_count != 1};
 }
+
+// The body of a reduce or reduce-window of N operands and N init values,
+// each operand shaped `dims`, its init and its result of its type.
+struct Reducer {
+  hlo::ScalarProgram body;
+  std::vector<ElementType> types;
+  std::vector<int64_t> bytes;
+};
+
+std::optional<Reducer> ReducerOf(const hlo::Instruction& i, const std::vector<Slot>& in, size_t n,
+                                 const std::vector<int64_t>& dims) {
+  if (n == 0 || in.size() != 2 * n || i.operands.size() != 2 * n || i.called_computations.size() != 1) {
+    return std::nullopt;
+  }
+  auto body = hlo::ScalarProgram::Compile(*i.called_computations[0]);
+  if (!body.ok() || body->parameter_count() != static_cast<int>(2 * n) || body->result_count() != static_cast<int>(n)) {
+    return std::nullopt;
+  }
+  Reducer r{*std::move(body), {}, {}};
+  for (size_t v = 0; v < n; ++v) {
+    const ElementType t = i.operands[v]->shape.element_type();
+    if (!i.operands[v]->shape.IsArray() || i.operands[v]->shape.dims() != dims ||
+        i.operands[n + v]->shape.element_type() != t || r.body.result_type(static_cast<int>(v)) != t) {
+      return std::nullopt;
+    }
+    r.types.push_back(t);
+    r.bytes.push_back(hlo::Info(t).byte_size);
+  }
+  return r;
+}
+
+// A reduction's operands, inits and results in one execution's memory.
+struct ReducerBuffers {
+  std::vector<const unsigned char*> x, init;
+  std::vector<unsigned char*> y;
+  ReducerBuffers(const Frame& frame, const std::vector<Slot>& in, const std::vector<Slot>& out) {
+    const size_t n = out.size();
+    for (size_t v = 0; v < n; ++v) {
+      x.push_back(static_cast<const unsigned char*>(frame.At(in[v])));
+      init.push_back(static_cast<const unsigned char*>(frame.At(in[n + v])));
+      y.push_back(static_cast<unsigned char*>(frame.At(out[v])));
+    }
+  }
+};
 
 }  // namespace
 
@@ -73,23 +118,11 @@ Kernel ScalarElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot
 // reduced dimensions, as the evaluator's loop does.
 Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
   const size_t n = out.size();
-  if (n == 0 || in.size() != 2 * n || i.operands.size() != 2 * n || i.called_computations.size() != 1) return nullptr;
-  auto program = hlo::ScalarProgram::Compile(*i.called_computations[0]);
-  if (!program.ok() || program->parameter_count() != static_cast<int>(2 * n) ||
-      program->result_count() != static_cast<int>(n)) {
-    return nullptr;
-  }
-  auto reduced_list = hlo::IntListAttribute(i, "dimensions");
-  if (!reduced_list.ok()) return nullptr;
+  if (i.operands.empty()) return nullptr;
   const std::vector<int64_t>& dims = i.operands[0]->shape.dims();
-  std::vector<ElementType> types;
-  for (size_t v = 0; v < n; ++v) {
-    if (!i.operands[v]->shape.IsArray() || i.operands[v]->shape.dims() != dims) return nullptr;
-    types.push_back(i.operands[v]->shape.element_type());
-    if (i.operands[n + v]->shape.element_type() != types[v] || program->result_type(static_cast<int>(v)) != types[v]) {
-      return nullptr;
-    }
-  }
+  std::optional<Reducer> reducer = ReducerOf(i, in, n, dims);
+  auto reduced_list = hlo::IntListAttribute(i, "dimensions");
+  if (!reducer || !reduced_list.ok()) return nullptr;
   const std::vector<int64_t> strides = RowMajorStrides(dims);
   std::vector<int64_t> kept_dims, kept_strides, reduced_dims, reduced_strides;
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -99,16 +132,11 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   }
   const int64_t outputs = std::accumulate(kept_dims.begin(), kept_dims.end(), int64_t{1}, std::multiplies<>());
   const int64_t inner = std::accumulate(reduced_dims.begin(), reduced_dims.end(), int64_t{1}, std::multiplies<>());
-  return [=, program = *std::move(program)](const Frame& frame) {
-    std::vector<const unsigned char*> x(n), init(n);
-    std::vector<unsigned char*> y(n);
-    std::vector<int64_t> bytes(n);
-    for (size_t v = 0; v < n; ++v) {
-      x[v] = static_cast<const unsigned char*>(frame.At(in[v]));
-      init[v] = static_cast<const unsigned char*>(frame.At(in[n + v]));
-      y[v] = static_cast<unsigned char*>(frame.At(out[v]));
-      bytes[v] = hlo::Info(types[v]).byte_size;
-    }
+  return [=, r = *std::move(reducer)](const Frame& frame) {
+    const ReducerBuffers b(frame, in, out);
+    const hlo::ScalarProgram& program = r.body;
+    const std::vector<ElementType>& types = r.types;
+    const std::vector<int64_t>& bytes = r.bytes;
     const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner));
     frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
       std::vector<Scalar> registers = program.NewRegisters();
@@ -120,14 +148,14 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
           base += (rest % kept_dims[d]) * kept_strides[d];
           rest /= kept_dims[d];
         }
-        for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(types[v], init[v]);
+        for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(types[v], b.init[v]);
         std::fill(r.begin(), r.end(), 0);
         for (int64_t k = 0; k < inner; ++k) {
           int64_t at = base;
           for (size_t d = 0; d < r.size(); ++d) at += r[d] * reduced_strides[d];
           for (size_t v = 0; v < n; ++v) {
             args[v] = acc[v];
-            args[n + v] = hlo::LoadScalar(types[v], x[v] + at * bytes[v]);
+            args[n + v] = hlo::LoadScalar(types[v], b.x[v] + at * bytes[v]);
           }
           program.Run(args.data(), registers, acc.data());
           for (size_t d = r.size(); d-- > 0;) {
@@ -135,7 +163,7 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
             r[d] = 0;
           }
         }
-        for (size_t v = 0; v < n; ++v) hlo::StoreScalar(types[v], acc[v], y[v] + o * bytes[v]);
+        for (size_t v = 0; v < n; ++v) hlo::StoreScalar(types[v], acc[v], b.y[v] + o * bytes[v]);
       }
     });
   };
@@ -147,60 +175,27 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
 // elements, as the evaluator's walk does.
 Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
   const size_t n = out.size();
-  if (n == 0 || in.size() != 2 * n || i.operands.size() != 2 * n || i.called_computations.size() != 1) return nullptr;
-  auto program = hlo::ScalarProgram::Compile(*i.called_computations[0]);
-  if (!program.ok() || program->parameter_count() != static_cast<int>(2 * n) ||
-      program->result_count() != static_cast<int>(n)) {
-    return nullptr;
-  }
+  if (i.operands.empty()) return nullptr;
+  const std::vector<int64_t>& in_dims = i.operands[0]->shape.dims();
+  std::optional<Reducer> reducer = ReducerOf(i, in, n, in_dims);
   const hlo::Attribute* attribute = i.FindAttribute("window");
   auto window = hlo::ParseWindow(attribute ? attribute->value : "");
-  const std::vector<int64_t>& in_dims = i.operands[0]->shape.dims();
-  if (!window.ok() || window->size() != in_dims.size()) return nullptr;
+  if (!reducer || !window.ok() || window->size() != in_dims.size()) return nullptr;
   const hlo::Shape& first = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
   const std::vector<int64_t> out_dims = first.dims();
   if (out_dims.size() != in_dims.size()) return nullptr;
-  std::vector<ElementType> types;
-  for (size_t v = 0; v < n; ++v) {
-    if (!i.operands[v]->shape.IsArray() || i.operands[v]->shape.dims() != in_dims) return nullptr;
-    types.push_back(i.operands[v]->shape.element_type());
-    if (i.operands[n + v]->shape.element_type() != types[v] || program->result_type(static_cast<int>(v)) != types[v]) {
-      return nullptr;
-    }
-  }
-  // tap_input[d][o * taps[d] + w]: the input index along d that output
-  // position o reads through tap w, or -1.
-  std::vector<int64_t> taps;
-  std::vector<std::vector<int64_t>> tap_input;
-  int64_t table_size = 0;
-  for (size_t d = 0; d < in_dims.size(); ++d) {
-    const hlo::WindowDim& wd = (*window)[d];
-    table_size += out_dims[d] * wd.size;
-    if (table_size > (int64_t{1} << 26)) return nullptr;
-    taps.push_back(wd.size);
-    std::vector<int64_t> table(static_cast<size_t>(out_dims[d] * wd.size));
-    for (int64_t o = 0; o < out_dims[d]; ++o) {
-      for (int64_t w = 0; w < wd.size; ++w) {
-        const int64_t p = o * wd.stride + w * wd.window_dilation - wd.pad_low;  // in the padded, dilated input
-        const bool hole = p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= in_dims[d];
-        table[static_cast<size_t>(o * wd.size + w)] = hole ? -1 : p / wd.base_dilation;
-      }
-    }
-    tap_input.push_back(std::move(table));
-  }
+  std::optional<WindowTaps> window_taps = MakeWindowTaps(*window, in_dims, out_dims);
+  if (!window_taps) return nullptr;
+  const std::vector<int64_t> taps = window_taps->taps;
+  const std::vector<std::vector<int64_t>> tap_input = std::move(window_taps->tap_input);
   const std::vector<int64_t> in_strides = RowMajorStrides(in_dims);
   const int64_t outputs = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1}, std::multiplies<>());
   const int64_t window_count = std::accumulate(taps.begin(), taps.end(), int64_t{1}, std::multiplies<>());
-  return [=, program = *std::move(program)](const Frame& frame) {
-    std::vector<const unsigned char*> x(n), init(n);
-    std::vector<unsigned char*> y(n);
-    std::vector<int64_t> bytes(n);
-    for (size_t v = 0; v < n; ++v) {
-      x[v] = static_cast<const unsigned char*>(frame.At(in[v]));
-      init[v] = static_cast<const unsigned char*>(frame.At(in[n + v]));
-      y[v] = static_cast<unsigned char*>(frame.At(out[v]));
-      bytes[v] = hlo::Info(types[v]).byte_size;
-    }
+  return [=, r = *std::move(reducer)](const Frame& frame) {
+    const ReducerBuffers b(frame, in, out);
+    const hlo::ScalarProgram& program = r.body;
+    const std::vector<ElementType>& types = r.types;
+    const std::vector<int64_t>& bytes = r.bytes;
     const size_t rank = out_dims.size();
     const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, window_count));
     frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
@@ -213,7 +208,7 @@ Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slo
           o_index[d] = rest % out_dims[d];
           rest /= out_dims[d];
         }
-        for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(types[v], init[v]);
+        for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(types[v], b.init[v]);
         std::fill(w_index.begin(), w_index.end(), 0);
         for (int64_t wk = 0; wk < window_count; ++wk) {
           int64_t at = 0;
@@ -226,7 +221,7 @@ Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slo
           if (inside) {
             for (size_t v = 0; v < n; ++v) {
               args[v] = acc[v];
-              args[n + v] = hlo::LoadScalar(types[v], x[v] + at * bytes[v]);
+              args[n + v] = hlo::LoadScalar(types[v], b.x[v] + at * bytes[v]);
             }
             program.Run(args.data(), registers, acc.data());
           }
@@ -235,7 +230,7 @@ Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slo
             w_index[d] = 0;
           }
         }
-        for (size_t v = 0; v < n; ++v) hlo::StoreScalar(types[v], acc[v], y[v] + o * bytes[v]);
+        for (size_t v = 0; v < n; ++v) hlo::StoreScalar(types[v], acc[v], b.y[v] + o * bytes[v]);
       }
     });
   };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,18 @@ struct ConvolutionAttributes {
   int64_t feature_groups = 1, batch_groups = 1;  // at most one is above 1
   std::vector<hlo::WindowDim> window;            // one per spatial dimension
 };
+
+// A reduce-window's taps along each dimension, for kernels that walk its
+// windows: tap_input[d][o * taps[d] + w] is the input index along d that
+// output position o reads through tap w, or -1 where the tap falls in the
+// padding or between base-dilated elements. nullopt when the tables would
+// pass 2^26 entries (kernels_reduce_window.cc).
+struct WindowTaps {
+  std::vector<int64_t> taps;
+  std::vector<std::vector<int64_t>> tap_input;
+};
+std::optional<WindowTaps> MakeWindowTaps(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& in_dims,
+                                         const std::vector<int64_t>& out_dims);
 
 // Memory a kernel needs only while it runs. Steps run one at a time, so all
 // kernels' temporaries share one region of the scratch block, after the
