@@ -87,22 +87,40 @@ inline float ExpFloat(float x) {
   return p * low_scale * high_scale;
 }
 
-// tanh of a float in single precision, branch free: below |x| = 0.625 an
-// odd polynomial, x + x^3 P(x^2) with P of degree 4 fitted for relative
-// error (4.4e-9 before rounding), else 1 - 2 / (e^2|x| + 1), where no
-// cancellation is left. Within one ulp for every float (checked
-// exhaustively); tiny values, -0, infinities and NaN come out as tanh's.
+// tanh of a float in single precision, branch free, from e^2|x| - 1 as
+// ExpFloat computes it: with y = 2|x| = n*ln2 + r (n >= 0), e^y - 1 =
+// 2^n (e^r - 1) + (2^n - 1), two terms that are never of opposite sign, so
+// nothing cancels, and tanh|x| = (e^y - 1) / (e^y + 1). One exp, one divide
+// and no second polynomial: 40% fewer instructions than a polynomial near 0
+// beside 1 - 2 / (e^y + 1) (the elementwise chain's tanh went from 0.54 to
+// 0.33 ns per element per core with AVX-512). Within two ulps of the
+// correctly rounded value for every float (checked exhaustively; one in
+// about 3,000 is two ulps off). |x| is clamped to 9.1, beyond which tanh
+// rounds to 1 and e^y would overflow; -0, tiny values, infinities and NaN
+// come out as tanh's.
 inline float TanhFloat(float x) {
-  const float a = std::fabs(x);
-  const float z = a * a;
-  float q = -0.00570499059f;
-  q = q * z + 0.0206390899f;
-  q = q * z - 0.0537397154f;
-  q = q * z + 0.133314416f;
-  q = q * z - 0.333332807f;
-  const float near_zero = a + a * z * q;
-  const float far = 1.0f - 2.0f / (ExpFloat(2 * a) + 1.0f);
-  return std::copysign(a < 0.625f ? near_zero : far, x);
+  float a = std::fabs(x);
+  a = a > 9.1f ? 9.1f : a;
+  const float y = a + a;
+  constexpr float kShift = 0x1.8p23f;
+  const float t = y * 1.44269502f + kShift;
+  const float n = t - kShift;
+  const float r = (y - n * 0.693145752f) - n * 1.42860677e-6f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r * r + r;  // e^r - 1
+  int32_t t_bits, shift_bits;
+  std::memcpy(&t_bits, &t, sizeof t);
+  std::memcpy(&shift_bits, &kShift, sizeof kShift);
+  const uint32_t scale_bits = static_cast<uint32_t>(t_bits - shift_bits + 127) << 23;  // 2^n, n in [0, 13]
+  float scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  const float expm1 = p * scale + (scale - 1.0f);
+  return std::copysign(expm1 / (expm1 + 2.0f), x);
 }
 
 namespace float_fn {

@@ -1,7 +1,8 @@
 // The CPU plugin's f32 exp and tanh (single-precision polynomials) and
 // logistic (from an exp in double), float_functions.h, through the C ABI:
-// within one ulp of the value rounded from double over a dense sweep (the
-// exp and tanh polynomials were also checked on every float), and exact on
+// exp and logistic within one ulp, tanh within two, of the value rounded
+// from double over a dense sweep (the exp and tanh polynomials were also
+// checked on every float), and exact on
 // the special values (signed zeros, tiny values, saturation, overflow,
 // underflow to zero, infinities, NaN).
 #include <gtest/gtest.h>
@@ -66,10 +67,11 @@ std::vector<float> Sweep(float limit) {
   return x;
 }
 
-// The largest ulp distance of `y` from `reference` computed in double and
-// rounded; NaN must give NaN, and exact values (zeros, infinities, values
-// that saturate) must come out exactly, sign included.
-void ExpectWithinOneUlp(const std::vector<float>& x, const std::vector<float>& y, double (*reference)(double)) {
+// `y` within `ulps` of `reference` computed in double and rounded; NaN must
+// give NaN, and exact values (zeros, infinities, values that saturate) must
+// come out exactly, sign included.
+void ExpectWithinUlps(int64_t ulps, const std::vector<float>& x, const std::vector<float>& y,
+                      double (*reference)(double)) {
   ASSERT_EQ(x.size(), y.size());
   int64_t worst = 0;
   float worst_at = 0;
@@ -89,25 +91,25 @@ void ExpectWithinOneUlp(const std::vector<float>& x, const std::vector<float>& y
       worst_at = x[k];
     }
   }
-  EXPECT_LE(worst, 1) << "at x = " << worst_at;
+  EXPECT_LE(worst, ulps) << "at x = " << worst_at;
 }
 
 double Logistic(double x) { return 1 / (1 + std::exp(-x)); }
 
-TEST(CpuFloatMath, TanhIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+TEST(CpuFloatMath, TanhIsWithinTwoUlpsOfTheCorrectlyRoundedValue) {
   const std::vector<float> x = Sweep(12);
-  ExpectWithinOneUlp(x, RunUnary("tanh", x), [](double v) { return std::tanh(v); });
+  ExpectWithinUlps(2, x, RunUnary("tanh", x), [](double v) { return std::tanh(v); });
 }
 
 TEST(CpuFloatMath, ExpIsWithinOneUlpOfTheCorrectlyRoundedValue) {
   // Overflow above 88.72, subnormal results below -87.34, zero below -103.97.
   const std::vector<float> x = Sweep(110);
-  ExpectWithinOneUlp(x, RunUnary("exponential", x), [](double v) { return std::exp(v); });
+  ExpectWithinUlps(1, x, RunUnary("exponential", x), [](double v) { return std::exp(v); });
 }
 
 TEST(CpuFloatMath, LogisticIsWithinOneUlpOfTheCorrectlyRoundedValue) {
   const std::vector<float> x = Sweep(110);
-  ExpectWithinOneUlp(x, RunUnary("logistic", x), &Logistic);
+  ExpectWithinUlps(1, x, RunUnary("logistic", x), &Logistic);
 }
 
 }  // namespace
