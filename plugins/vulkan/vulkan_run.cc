@@ -7,13 +7,18 @@
 #include <cstring>
 #include <map>
 
+#include "plugins/gpu/program_walker.h"
+
 namespace anvil::vulkan {
 namespace {
 
-class Runner {
+using gpu::Loc;
+using gpu::Op;
+
+class Runner : public gpu::DeviceQueue {
  public:
   Runner(const Executable& exe, Device& d, const std::vector<const Buffer*>& inputs) : exe_(exe), d_(d), inputs_(inputs) {}
-  ~Runner() {
+  ~Runner() override {
     const Api& api = d_.api;
     if (fence_) api.vkDestroyFence(d_.device, fence_, nullptr);
     if (pool_) api.vkDestroyCommandPool(d_.device, pool_, nullptr);
@@ -22,20 +27,19 @@ class Runner {
   }
 
   hlo::Status Run(const std::vector<const Buffer*>& outputs) {
+    const gpu::DeviceProgram& program = exe_.program();
     std::string why;
-    for (uint64_t bytes : exe_.arena_chunks()) {
+    for (uint64_t bytes : program.arena_chunks) {
       arena_.emplace_back();
       if (!d_.CreateBuffer(bytes, &arena_.back(), why)) return hlo::ResourceExhausted(why);
     }
     // Every dispatch's table of addresses, written once for the execution.
-    size_t entries = 0;
-    for (const auto& t : exe_.tables()) entries += t.size();
-    if (!d_.CreateBuffer(std::max<size_t>(entries, 1) * 8, &tables_, why)) return hlo::ResourceExhausted(why);
-    auto* slots = static_cast<uint64_t*>(tables_.mapped);
-    for (const auto& t : exe_.tables()) {
-      table_address_.push_back(tables_.address + (slots - static_cast<uint64_t*>(tables_.mapped)) * 8);
-      for (const Loc& l : t) *slots++ = AddressOf(l);
+    const gpu::AddressTables tables = gpu::LayOutAddressTables(program, [&](const Loc& l) { return AddressOf(l); });
+    if (!d_.CreateBuffer(std::max<size_t>(tables.words.size(), 1) * 8, &tables_, why)) {
+      return hlo::ResourceExhausted(why);
     }
+    if (!tables.words.empty()) std::memcpy(tables_.mapped, tables.words.data(), tables.words.size() * 8);
+    const std::vector<uint64_t> table_addresses = tables.Addresses(tables_.address);
     VkFenceCreateInfo fence{};
     fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
     VkResult r = d_.api.vkCreateFence(d_.device, &fence, nullptr, &fence_);
@@ -59,9 +63,9 @@ class Runner {
       commands_ = VK_NULL_HANDLE;
       return hlo::ResourceExhausted("vkAllocateCommandBuffers: " + ResultName(r));
     }
-    ANVIL_RETURN_IF_ERROR(Walk(exe_.ops()));
+    ANVIL_RETURN_IF_ERROR(gpu::WalkProgram(program.ops, table_addresses, *this));
     for (size_t k = 0; k < outputs.size(); ++k) {
-      const Loc& from = exe_.outputs()[k];
+      const Loc& from = program.outputs[k];
       if (from.kind == Loc::Kind::kNone || from.bytes == 0) continue;
       Record();
       VkBufferCopy region{from.offset, 0, from.bytes};
@@ -162,59 +166,38 @@ class Runner {
     return hlo::OkStatus();
   }
 
-  hlo::StatusOr<int64_t> ReadSelector(const Loc& l, bool is_pred) {
-    ANVIL_RETURN_IF_ERROR(Flush());
-    const uint8_t* p = HostPointer(l);
-    if (!p) return hlo::Internal("a loop condition or branch index with no memory");
-    if (is_pred) return static_cast<int64_t>(*p != 0);
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return static_cast<int64_t>(v);
+  // DeviceQueue: dispatches and copies recorded into the command buffer,
+  // each followed by a barrier; a read submits what was recorded and waits.
+  hlo::Status Dispatch(const Op& op, uint64_t table) override {
+    const Api& api = d_.api;
+    const auto* pipeline = static_cast<const Pipeline*>(op.kernel);
+    Record();
+    api.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline->pipeline);
+    api.vkCmdPushConstants(commands_, pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, &table);
+    api.vkCmdDispatch(commands_, op.groups, 1, 1);
+    Barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    if (profile_) {
+      // Each dispatch alone, timed from the host.
+      const auto start = std::chrono::steady_clock::now();
+      ANVIL_RETURN_IF_ERROR(Flush());
+      profile_seconds_[op.what] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return hlo::OkStatus();
   }
 
-  hlo::Status Walk(const std::vector<Op>& ops) {
-    const Api& api = d_.api;
-    for (const Op& op : ops) {
-      switch (op.kind) {
-        case Op::Kind::kDispatch: {
-          Record();
-          api.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, op.pipeline->pipeline);
-          const uint64_t table = table_address_[op.table];
-          api.vkCmdPushConstants(commands_, op.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, &table);
-          api.vkCmdDispatch(commands_, op.groups, 1, 1);
-          Barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
-          if (profile_) {
-            // Each dispatch alone, timed from the host.
-            const auto start = std::chrono::steady_clock::now();
-            ANVIL_RETURN_IF_ERROR(Flush());
-            profile_seconds_[op.what] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          }
-          break;
-        }
-        case Op::Kind::kCopy: {
-          Record();
-          VkBufferCopy region{op.src.offset, op.dst.offset, op.src.bytes};
-          api.vkCmdCopyBuffer(commands_, BufferOf(op.src), BufferOf(op.dst), 1, &region);
-          Barrier(VK_PIPELINE_STAGE_TRANSFER_BIT);
-          break;
-        }
-        case Op::Kind::kWhile:
-          for (;;) {
-            ANVIL_RETURN_IF_ERROR(Walk(op.branches[0]));
-            ANVIL_ASSIGN_OR_RETURN(int64_t go_on, ReadSelector(op.selector, true));
-            if (!go_on) break;
-            ANVIL_RETURN_IF_ERROR(Walk(op.branches[1]));
-          }
-          break;
-        case Op::Kind::kConditional: {
-          ANVIL_ASSIGN_OR_RETURN(int64_t v, ReadSelector(op.selector, op.selector_is_pred));
-          const int64_t n = static_cast<int64_t>(op.branches.size());
-          const int64_t branch = op.selector_is_pred ? (v ? 0 : 1) : (v < 0 || v >= n ? n - 1 : v);
-          ANVIL_RETURN_IF_ERROR(Walk(op.branches[static_cast<size_t>(branch)]));
-          break;
-        }
-      }
-    }
+  hlo::Status Copy(const Loc& src, const Loc& dst) override {
+    Record();
+    VkBufferCopy region{src.offset, dst.offset, src.bytes};
+    d_.api.vkCmdCopyBuffer(commands_, BufferOf(src), BufferOf(dst), 1, &region);
+    Barrier(VK_PIPELINE_STAGE_TRANSFER_BIT);
+    return hlo::OkStatus();
+  }
+
+  hlo::Status Read(const Loc& at, void* host, size_t bytes) override {
+    ANVIL_RETURN_IF_ERROR(Flush());
+    const uint8_t* p = HostPointer(at);
+    if (!p) return hlo::Internal("a read of a value with no memory");
+    std::memcpy(host, p, bytes);
     return hlo::OkStatus();
   }
 
@@ -223,7 +206,6 @@ class Runner {
   const std::vector<const Buffer*>& inputs_;
   std::vector<Buffer> arena_;
   Buffer tables_;
-  std::vector<uint64_t> table_address_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;

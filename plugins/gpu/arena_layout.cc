@@ -1,11 +1,11 @@
-#include "plugins/vulkan/arena_layout.h"
+#include "plugins/gpu/arena_layout.h"
 
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
 
-namespace anvil::vulkan {
+namespace anvil::gpu {
 namespace {
 
 constexpr uint64_t kAlignment = 16;
@@ -179,4 +179,4 @@ hlo::StatusOr<std::vector<uint64_t>> LayOutArena(size_t slot_count, uint64_t chu
   return chunk_end;
 }
 
-}  // namespace anvil::vulkan
+}  // namespace anvil::gpu

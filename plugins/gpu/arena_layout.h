@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "hlo/status.h"
-#include "plugins/vulkan/vulkan_executable.h"
+#include "plugins/gpu/device_program.h"
 
-namespace anvil::vulkan {
+namespace anvil::gpu {
 
 // Rewrites every arena Loc of `ops`, `tables` and `outputs` from slot
 // numbers (Loc::index, offset 0) to a chunk and an offset, and returns the
@@ -19,4 +19,4 @@ namespace anvil::vulkan {
 hlo::StatusOr<std::vector<uint64_t>> LayOutArena(size_t slot_count, uint64_t chunk_limit, std::vector<Op>& ops,
                                                  std::vector<std::vector<Loc>>& tables, std::vector<Loc>& outputs);
 
-}  // namespace anvil::vulkan
+}  // namespace anvil::gpu
