@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace anvil::cuda {
@@ -39,7 +40,12 @@ const CudaDriver& CudaDriver::Get() {
   // A function-local static is initialised once even when threads race to
   // it. Deliberately never destroyed: the driver would be torn down under
   // buffers and streams that other statics still release at exit.
-  static const CudaDriver* driver = new CudaDriver("libcuda.so.1");
+  // ANVIL_CUDA_DRIVER_LIBRARY names another driver library (a path or a
+  // soname): a driver outside the loader's path, or a test's stand-in.
+  static const CudaDriver* driver = [] {
+    const char* library = std::getenv("ANVIL_CUDA_DRIVER_LIBRARY");
+    return new CudaDriver(library && *library ? library : "libcuda.so.1");
+  }();
   return *driver;
 }
 

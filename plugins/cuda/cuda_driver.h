@@ -107,7 +107,8 @@ struct CudaDeviceList {
 
 class CudaDriver {
  public:
-  // The process's driver: libcuda.so.1, loaded and enumerated on the first
+  // The process's driver: libcuda.so.1 (or the library
+  // ANVIL_CUDA_DRIVER_LIBRARY names), loaded and enumerated on the first
   // call (thread-safe) and never unloaded, since the driver keeps threads
   // and contexts for the process's life.
   static const CudaDriver& Get();

@@ -2,22 +2,23 @@
 
 #include <exception>
 
-#include "plugins/gpu/cxx_dialect.h"
 #include "plugins/gpu/host_jobs.h"
-#include "plugins/gpu/program_kernels.h"
 
 namespace anvil::cuda {
 
-hlo::StatusOr<std::vector<CompiledKernel>> CompileProgramKernels(std::string_view canonical_text, int sm,
-                                                                 const NvrtcCompiler& nvrtc,
-                                                                 const anvil_plugin_host_executor& host) {
-  ANVIL_ASSIGN_OR_RETURN(gpu::PlannedProgram program, gpu::PlanProgram(canonical_text));
-  const gpu::CxxDialect dialect(gpu::CxxDialect::Language::kCuda, "the CUDA plugin");
-  // 256 threads a block: a multiple of the 32-thread warp that keeps several
-  // blocks resident per multiprocessor.
-  gpu::KernelOptions options;
-  options.workgroup_size = 256;
-  ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules, gpu::EmitProgramKernels(program.plan, dialect, options));
+const gpu::CxxDialect& CudaDialect() {
+  static const gpu::CxxDialect dialect(gpu::CxxDialect::Language::kCuda, "the CUDA plugin");
+  return dialect;
+}
+
+const gpu::KernelOptions& CudaKernelOptions() {
+  static const gpu::KernelOptions options{256};
+  return options;
+}
+
+hlo::StatusOr<std::vector<CompiledKernel>> CompileKernelModules(std::vector<gpu::KernelModule> modules, int sm,
+                                                                const NvrtcCompiler& nvrtc,
+                                                                const anvil_plugin_host_executor& host) {
   std::vector<CompiledKernel> kernels(modules.size());
   std::vector<hlo::Status> failures(modules.size());
   gpu::RunOnHostThreads(host, modules.size(), [&](size_t k) {
@@ -38,6 +39,15 @@ hlo::StatusOr<std::vector<CompiledKernel>> CompileProgramKernels(std::string_vie
   });
   for (const hlo::Status& failure : failures) ANVIL_RETURN_IF_ERROR(failure);
   return kernels;
+}
+
+hlo::StatusOr<std::vector<CompiledKernel>> CompileProgramKernels(std::string_view canonical_text, int sm,
+                                                                 const NvrtcCompiler& nvrtc,
+                                                                 const anvil_plugin_host_executor& host) {
+  ANVIL_ASSIGN_OR_RETURN(gpu::PlannedProgram program, gpu::PlanProgram(canonical_text));
+  ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules,
+                         gpu::EmitProgramKernels(program.plan, CudaDialect(), CudaKernelOptions()));
+  return CompileKernelModules(std::move(modules), sm, nvrtc, host);
 }
 
 }  // namespace anvil::cuda

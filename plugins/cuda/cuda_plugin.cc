@@ -2,12 +2,10 @@
 // opened at run time) lists is an Anvil device; with no driver or no GPU the
 // plugin still loads, has zero devices and says why. Programs compile
 // through the GPU layer's generator in its CUDA dialect and NVRTC (also
-// opened at run time). Compile-only targets (sm_80, sm_90) compile a
+// opened at run time) for the device's compute capability, and run as the
+// GPU layer's device program on a stream per execution
+// (cuda_executable.h). Compile-only targets (sm_80, sm_90) compile a
 // program's kernels for those GPUs with no device present.
-//
-// Not written yet (issue 13): running a program on a device. The device
-// program (where values live, the arena, the host walker for control flow)
-// is still the Vulkan plugin's; compiling for a device says so.
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -17,7 +15,9 @@
 
 #include "anvil/anvil_plugin.h"
 #include "plugins/common/plugin_support.h"
+#include "plugins/common/execution_memory.h"
 #include "plugins/cuda/cuda_driver.h"
+#include "plugins/cuda/cuda_executable.h"
 #include "plugins/cuda/cuda_kernels.h"
 #include "plugins/cuda/nvrtc_compiler.h"
 #include "plugins/gpu/plugin_parts.h"
@@ -196,17 +196,65 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
   return nullptr;
 }
 
-anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char*, size_t, const char*,
-                            anvil_plugin_executable**) {
+anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char* text, size_t size, const char*,
+                            anvil_plugin_executable** out) {
   if (auto* e = CheckDevice(context, device)) return e;
-  return FromStatus(anvil::gpu::CannotRunYet(kPlugin, "cuda"));
+  if (!context->nvrtc) {
+    return Error(kUnimplemented, "the CUDA plugin cannot compile for device " + std::to_string(device) +
+                                     ": no NVRTC (" + context->targets.why_missing() + ")");
+  }
+  auto exe = anvil::cuda::CudaExecutable::Compile(context->driver, context->contexts[device], device,
+                                                  context->driver.DeviceList().devices[device], *context->nvrtc,
+                                                  std::string_view(text, size), context->executor);
+  if (!exe.ok()) return FromStatus(exe.status());
+  *out = reinterpret_cast<anvil_plugin_executable*>(std::move(exe).value().release());
+  return nullptr;
 }
 
-void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable*) {}
+void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* executable) {
+  delete reinterpret_cast<anvil::cuda::CudaExecutable*>(executable);
+}
 
-anvil_plugin_error* Execute(anvil_plugin_context*, anvil_plugin_executable*, anvil_plugin_memory* const*,
-                            const uint8_t*, size_t, anvil_plugin_memory**, size_t, anvil_plugin_done, void*) {
-  return Error(kUnimplemented, "the CUDA plugin cannot run programs yet");
+anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
+                            anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
+                            anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
+  auto* exe = reinterpret_cast<anvil::cuda::CudaExecutable*>(executable);
+  const anvil::gpu::DeviceProgram& program = exe->program();
+  // Frees the donated inputs and the outputs made so far on every early return.
+  anvil::plugin::ExecutionMemory memory(context, &Free, inputs, donated, num_inputs, outputs, num_outputs);
+  if (num_inputs != program.parameter_bytes.size() || num_outputs != program.output_bytes.size()) {
+    return Error(kInvalidArgument, "the executable takes " + std::to_string(program.parameter_bytes.size()) +
+                                       " inputs and gives " + std::to_string(program.output_bytes.size()) + " outputs");
+  }
+  const size_t device = exe->device_index();
+  std::vector<CUdeviceptr> in, out;
+  for (size_t k = 0; k < num_inputs; ++k) {
+    if (inputs[k]->bytes != program.parameter_bytes[k]) {
+      return Error(kInvalidArgument, "input " + std::to_string(k) + " has " + std::to_string(inputs[k]->bytes) +
+                                         " bytes; the program's parameter " + std::to_string(k) + " takes " +
+                                         std::to_string(program.parameter_bytes[k]));
+    }
+    if (inputs[k]->device != device) {
+      return Error(kInvalidArgument, "input " + std::to_string(k) + " is on CUDA device " +
+                                         std::to_string(inputs[k]->device) + "; the executable is compiled for device " +
+                                         std::to_string(device));
+    }
+    in.push_back(inputs[k]->pointer);
+  }
+  if (anvil_plugin_error* e = memory.AllocateOutputs([&](size_t k, anvil_plugin_memory** m) {
+        return Allocate(context, device, program.output_bytes[k], m);
+      })) {
+    return e;
+  }
+  for (size_t k = 0; k < num_outputs; ++k) out.push_back(outputs[k]->pointer);
+  AsyncCompletion(context->executor, "executable_execute", done, user,
+                  [exe, in = std::move(in), out = std::move(out),
+                   donations = memory.Start()]() mutable -> anvil_plugin_error* {
+                    const anvil::hlo::Status s = anvil::cuda::RunCudaExecutable(*exe, in, out);
+                    donations.FreeAll();  // read, and not reused: the plugin is done with them
+                    return FromStatus(s);
+                  });
+  return nullptr;
 }
 
 anvil_plugin_error* TargetCount(anvil_plugin_context* context, size_t* out) {

@@ -24,6 +24,7 @@ class CompileTargets {
 
   size_t size() const { return names_.size(); }
   const std::string& name(size_t target) const { return names_[target]; }
+  const std::string& why_missing() const { return why_missing_; }
   // OK for a listed target; INVALID_ARGUMENT saying how many there are and
   // why not more.
   hlo::Status Check(size_t target) const {

@@ -1,0 +1,68 @@
+// A program compiled for one CUDA device: the GPU layer's device program,
+// whose kernels are functions of cubins NVRTC compiled for the device's
+// compute capability, and its constants in device memory. Running it
+// (RunCudaExecutable) walks the program on a stream of its own.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "anvil/anvil_plugin.h"
+#include "hlo/status.h"
+#include "plugins/cuda/cuda_driver.h"
+#include "plugins/cuda/nvrtc_compiler.h"
+#include "plugins/gpu/device_program.h"
+
+namespace anvil::cuda {
+
+class CudaExecutable {
+ public:
+  // Plans and emits the program's kernels, compiles the distinct ones for
+  // the device's sm on `host`'s threads, loads them into `context` and
+  // lays out the device program. Errors: the generator's UNIMPLEMENTED
+  // naming an instruction, NVRTC's log (INTERNAL), or the driver's.
+  // `device_index` is the plugin's number for the device.
+  static hlo::StatusOr<std::unique_ptr<CudaExecutable>> Compile(const CudaDriver& driver, CUcontext context,
+                                                                size_t device_index, const CudaDeviceInfo& device,
+                                                                const NvrtcCompiler& nvrtc,
+                                                                std::string_view canonical_text,
+                                                                const anvil_plugin_host_executor& host);
+  // Unloads the modules and frees the constants (in the executable's
+  // context, made current here).
+  ~CudaExecutable();
+  CudaExecutable(const CudaExecutable&) = delete;
+  CudaExecutable& operator=(const CudaExecutable&) = delete;
+
+  const CudaDriver& driver() const { return driver_; }
+  CUcontext context() const { return context_; }
+  size_t device_index() const { return device_index_; }
+  // Its ops' kernels point at CUfunctions.
+  const gpu::DeviceProgram& program() const { return program_; }
+  CUdeviceptr constants() const { return constants_; }
+
+ private:
+  friend class CubinLoader;
+  CudaExecutable(const CudaDriver& driver, CUcontext context, size_t device_index)
+      : driver_(driver), context_(context), device_index_(device_index) {}
+
+  const CudaDriver& driver_;
+  CUcontext context_;
+  size_t device_index_;
+  gpu::DeviceProgram program_;
+  CUdeviceptr constants_ = 0;
+  std::vector<CUmodule> modules_;
+  std::deque<CUfunction> functions_;  // what the program's dispatches point at
+};
+
+// Runs `exe` on `inputs` into `outputs` (device memory of the program's
+// parameter and output sizes) on the calling thread, and returns once the
+// device is done: the arena and the address tables are allocated for the
+// execution, the ops queued on a stream of its own (a loop's condition or
+// a branch index is read back, waiting for the stream, where the host must
+// decide), the outputs copied out, and everything freed again.
+hlo::Status RunCudaExecutable(const CudaExecutable& exe, const std::vector<CUdeviceptr>& inputs,
+                              const std::vector<CUdeviceptr>& outputs);
+
+}  // namespace anvil::cuda

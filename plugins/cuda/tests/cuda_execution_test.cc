@@ -1,0 +1,145 @@
+// The CUDA plugin's execution path through the C ABI, on the host-memory
+// stand-in driver (host_memory_cuda_driver.cc, named by
+// ANVIL_CUDA_DRIVER_LIBRARY): programs compile with the real NVRTC for the
+// stand-in's sm_90, their cubins load, and executions allocate, launch,
+// copy and read back as they would on a GPU, except that kernels compute
+// nothing. So these tests check what does not depend on a kernel: data
+// that moves by copies only, loops and their condition reads, argument
+// checks, and that every launch saw live addresses and nothing is left
+// allocated, loaded or open afterwards. scripts/device_check.sh runs the
+// corpus on a real GPU.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conformance/testkit/abi_session.h"
+
+namespace {
+
+using anvil::testkit::AbiSession;
+using anvil::testkit::TakeMessage;
+
+struct Counts {
+  long allocations = 0, modules = 0, streams = 0, launches = 0, bad_addresses = 0, bad_calls = 0;
+};
+
+// What the stand-in (already loaded by the plugin) has seen.
+Counts FakeCounts() {
+  Counts c;
+  const char* library = std::getenv("ANVIL_CUDA_DRIVER_LIBRARY");
+  void* handle = library ? dlopen(library, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  EXPECT_NE(handle, nullptr) << "the stand-in driver is not loaded";
+  if (!handle) return c;
+  using CountsFn = void (*)(long*, long*, long*, long*, long*, long*);
+  auto counts = reinterpret_cast<CountsFn>(dlsym(handle, "anvil_fake_cuda_counts"));
+  EXPECT_NE(counts, nullptr);
+  if (counts) counts(&c.allocations, &c.modules, &c.streams, &c.launches, &c.bad_addresses, &c.bad_calls);
+  dlclose(handle);
+  return c;
+}
+
+constexpr const char* kPassThrough = R"(HloModule pass
+ENTRY e {
+  x = f32[4] parameter(0)
+  e = f32[4] exponential(x)
+  ROOT t = (f32[4], f32[4]) tuple(x, e)
+})";
+
+constexpr const char* kLoop = R"(HloModule loop
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next_i = s32[] add(i, one)
+  doubled = f32[4] add(x, x)
+  ROOT t = (s32[], f32[4]) tuple(next_i, doubled)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, x)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+})";
+
+TEST(CudaExecution, TheStandInIsTheOneDevice) {
+  AbiSession session("cuda");
+  ASSERT_TRUE(session.ok()) << session.error();
+  EXPECT_EQ(session.device_count(), 1u);
+}
+
+TEST(CudaExecution, ValuesMovedByCopiesArriveAndEveryLaunchSawLiveMemory) {
+  const std::vector<float> x = {1.5f, -2.0f, 3.25f, 0.0f};
+  {
+    AbiSession session("cuda");
+    ASSERT_TRUE(session.ok()) << session.error();
+    for (const char* program : {kPassThrough, kLoop}) {
+      anvil_executable* exe = nullptr;
+      ANVIL_TESTKIT_ASSERT_OK(session.Compile(program, &exe));
+      anvil_buffer* in = session.FromHost(x.data(), ANVIL_F32, {4});
+      const size_t outputs = program == kPassThrough ? 2 : 1;
+      std::vector<anvil_buffer*> out = session.Execute(exe, {in}, outputs);
+      ASSERT_EQ(out.size(), outputs);
+      // The tuple's first element is the parameter, copied out; the loop
+      // state (whose condition reads false in zero-filled memory: the
+      // kernels ran nothing) is the parameter copied in and out.
+      EXPECT_EQ(session.ToHost<float>(out[0], 4), x) << program;
+      for (anvil_buffer* b : out) anvil_buffer_destroy(b);
+      anvil_buffer_destroy(in);
+      anvil_executable_destroy(exe);
+    }
+  }
+  const Counts c = FakeCounts();
+  EXPECT_GE(c.launches, 2);  // exp; the loop's condition
+  EXPECT_EQ(c.bad_addresses, 0);
+  EXPECT_EQ(c.bad_calls, 0);
+  // Arenas, tables, constants, buffers, modules and streams all released.
+  EXPECT_EQ(c.allocations, 0);
+  EXPECT_EQ(c.modules, 0);
+  EXPECT_EQ(c.streams, 0);
+}
+
+TEST(CudaExecution, AnInputOfTheWrongSizeIsRefused) {
+  AbiSession session("cuda");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(kPassThrough, &exe));
+  const std::vector<float> y(8, 1.0f);
+  anvil_buffer* in = session.FromHost(y.data(), ANVIL_F32, {8});
+  anvil_buffer* inputs[] = {in};
+  anvil_execute_args args{ANVIL_EXECUTE_ARGS_STRUCT_SIZE, inputs, 1, nullptr};
+  anvil_buffer* outputs[2] = {nullptr, nullptr};
+  anvil_event* done = nullptr;
+  anvil_status* status = anvil_executable_execute(exe, &args, outputs, &done);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(anvil_status_get_code(status), ANVIL_INVALID_ARGUMENT);
+  const std::string message = TakeMessage(status);
+  EXPECT_NE(message.find("input 0"), std::string::npos) << message;
+  if (done) anvil_event_destroy(done);
+  anvil_buffer_destroy(in);
+  anvil_executable_destroy(exe);
+}
+
+TEST(CudaExecution, AProgramWithoutKernelsForItsTypesSaysWhich) {
+  AbiSession session("cuda");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  const std::string message = TakeMessage(session.Compile(
+      "HloModule m\nENTRY e {\n  a = f8e4m3fn[4] parameter(0)\n  ROOT n = f8e4m3fn[4] negate(a)\n}\n", &exe));
+  EXPECT_EQ(exe, nullptr);
+  EXPECT_NE(message.find("the CUDA plugin"), std::string::npos) << message;
+  EXPECT_NE(message.find("f8e4m3fn"), std::string::npos) << message;
+}
+
+}  // namespace

@@ -1,0 +1,244 @@
+// A stand-in for libcuda.so.1 on machines without a GPU, for the CUDA
+// plugin's execution path (ANVIL_CUDA_DRIVER_LIBRARY names it): one device,
+// "Host-memory CUDA stand-in", compute capability 9.0, whose device memory
+// is zero-filled host memory and whose copies are real. Kernels do not run:
+// a launch only checks what it was handed (a live cubin's entry, a table
+// address inside a live allocation, every address in the tables after it
+// inside live memory) and counts itself. Every call checks its handles and
+// ranges; anvil_fake_cuda_counts() tells a test what it saw and what is
+// still alive.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "plugins/cuda/cuda_driver.h"
+
+using namespace anvil::cuda;  // the ABI types
+
+namespace {
+
+constexpr CUresult kInvalidValue = 1, kOutOfMemory = 2, kInvalidImage = 200, kInvalidContext = 201,
+                   kNotFound = 500, kInvalidHandle = 400;
+
+CUcontext const kContext = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
+
+struct State {
+  std::mutex mutex;
+  std::map<uintptr_t, size_t> allocations;  // start -> bytes
+  std::set<uintptr_t> modules, streams;
+  long launches = 0, bad_addresses = 0, bad_calls = 0;
+
+  // Whether [p, p + bytes) lies inside one live allocation.
+  bool Live(uintptr_t p, size_t bytes) const {
+    auto it = allocations.upper_bound(p);
+    if (it == allocations.begin()) return false;
+    --it;
+    return p >= it->first && p + bytes <= it->first + it->second;
+  }
+  bool StreamOk(CUstream s) const { return !s || streams.count(reinterpret_cast<uintptr_t>(s)); }
+  CUresult Bad(CUresult r) {
+    ++bad_calls;
+    return r;
+  }
+};
+
+State& S() {
+  static State* state = new State;
+  return *state;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void anvil_fake_cuda_counts(long* live_allocations, long* live_modules,
+                                                                   long* live_streams, long* launches,
+                                                                   long* bad_addresses, long* bad_calls) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  *live_allocations = static_cast<long>(s.allocations.size());
+  *live_modules = static_cast<long>(s.modules.size());
+  *live_streams = static_cast<long>(s.streams.size());
+  *launches = s.launches;
+  *bad_addresses = s.bad_addresses;
+  *bad_calls = s.bad_calls;
+}
+
+CUresult cuInit(unsigned) { return kCudaSuccess; }
+CUresult cuDriverGetVersion(int* version) {
+  *version = 13000;
+  return kCudaSuccess;
+}
+CUresult cuDeviceGetCount(int* count) {
+  *count = 1;
+  return kCudaSuccess;
+}
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (ordinal != 0) return 101;  // CUDA_ERROR_INVALID_DEVICE
+  *device = 0;
+  return kCudaSuccess;
+}
+CUresult cuDeviceGetName(char* name, int length, CUdevice) {
+  std::strncpy(name, "Host-memory CUDA stand-in", length);
+  return kCudaSuccess;
+}
+CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice) {
+  if (attribute == kCuDeviceAttributeComputeCapabilityMajor) *value = 9;
+  else if (attribute == kCuDeviceAttributeComputeCapabilityMinor) *value = 0;
+  else return kInvalidValue;
+  return kCudaSuccess;
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice) {
+  *bytes = size_t{1} << 30;
+  return kCudaSuccess;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice) {
+  *context = kContext;
+  return kCudaSuccess;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return kCudaSuccess; }
+CUresult cuCtxSetCurrent(CUcontext context) {
+  std::lock_guard<std::mutex> lock(S().mutex);
+  return context == kContext ? kCudaSuccess : S().Bad(kInvalidContext);
+}
+
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!image || std::memcmp(image, "\x7f" "ELF", 4) != 0) return s.Bad(kInvalidImage);  // cubins are ELF
+  auto* m = new int(0);
+  s.modules.insert(reinterpret_cast<uintptr_t>(m));
+  *module = reinterpret_cast<CUmodule>(m);
+  return kCudaSuccess;
+}
+CUresult cuModuleUnload(CUmodule module) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.modules.erase(reinterpret_cast<uintptr_t>(module))) return s.Bad(kInvalidHandle);
+  delete reinterpret_cast<int*>(module);
+  return kCudaSuccess;
+}
+CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.modules.count(reinterpret_cast<uintptr_t>(module))) return s.Bad(kInvalidHandle);
+  if (std::strcmp(name, "anvil_kernel") != 0) return s.Bad(kNotFound);
+  *function = reinterpret_cast<CUfunction>(module);  // a module's one function
+  return kCudaSuccess;
+}
+
+CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+                        unsigned block_y, unsigned block_z, unsigned, CUstream stream, void** params, void** extra) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.modules.count(reinterpret_cast<uintptr_t>(function)) || !s.StreamOk(stream)) return s.Bad(kInvalidHandle);
+  if (!grid_x || grid_y != 1 || grid_z != 1 || !block_x || block_x > 1024 || block_y != 1 || block_z != 1 ||
+      !params || extra) {
+    return s.Bad(kInvalidValue);
+  }
+  // The kernel's one parameter: the device address of its table.
+  const uintptr_t table = *static_cast<const uint64_t*>(params[0]);
+  if (table % 8 != 0 || !s.Live(table, 8)) {
+    ++s.bad_addresses;
+    return kCudaSuccess;
+  }
+  // Its table and those after it, to the end of their allocation: each
+  // address is 0 (an empty value) or inside live memory.
+  auto it = --s.allocations.upper_bound(table);
+  for (uintptr_t at = table; at + 8 <= it->first + it->second; at += 8) {
+    uint64_t address;
+    std::memcpy(&address, reinterpret_cast<const void*>(at), 8);
+    if (address && !s.Live(address, 1)) ++s.bad_addresses;
+  }
+  ++s.launches;
+  return kCudaSuccess;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!bytes) return s.Bad(kInvalidValue);  // as the driver refuses zero bytes
+  void* p = std::calloc(1, bytes);
+  if (!p) return kOutOfMemory;
+  s.allocations.emplace(reinterpret_cast<uintptr_t>(p), bytes);
+  *pointer = reinterpret_cast<uintptr_t>(p);
+  return kCudaSuccess;
+}
+CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.allocations.erase(pointer)) return s.Bad(kInvalidValue);
+  std::free(reinterpret_cast<void*>(pointer));
+  return kCudaSuccess;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void* source, size_t bytes, CUstream stream) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.StreamOk(stream) || !s.Live(destination, bytes)) return s.Bad(kInvalidValue);
+  std::memcpy(reinterpret_cast<void*>(destination), source, bytes);
+  return kCudaSuccess;
+}
+CUresult cuMemcpyDtoHAsync_v2(void* destination, CUdeviceptr source, size_t bytes, CUstream stream) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.StreamOk(stream) || !s.Live(source, bytes)) return s.Bad(kInvalidValue);
+  std::memcpy(destination, reinterpret_cast<const void*>(source), bytes);
+  return kCudaSuccess;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr destination, CUdeviceptr source, size_t bytes, CUstream stream) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.StreamOk(stream) || !s.Live(source, bytes) || !s.Live(destination, bytes)) return s.Bad(kInvalidValue);
+  std::memmove(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
+  return kCudaSuccess;
+}
+CUresult cuMemsetD8Async(CUdeviceptr destination, unsigned char value, size_t count, CUstream stream) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.StreamOk(stream) || !s.Live(destination, count)) return s.Bad(kInvalidValue);
+  std::memset(reinterpret_cast<void*>(destination), value, count);
+  return kCudaSuccess;
+}
+
+CUresult cuStreamCreate(CUstream* stream, unsigned) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto* st = new int(0);
+  s.streams.insert(reinterpret_cast<uintptr_t>(st));
+  *stream = reinterpret_cast<CUstream>(st);
+  return kCudaSuccess;
+}
+CUresult cuStreamSynchronize(CUstream stream) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.StreamOk(stream) ? kCudaSuccess : s.Bad(kInvalidHandle);
+}
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!stream || !s.streams.erase(reinterpret_cast<uintptr_t>(stream))) return s.Bad(kInvalidHandle);
+  delete reinterpret_cast<int*>(stream);
+  return kCudaSuccess;
+}
+CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { return kCudaSuccess; }
+CUresult cuEventCreate(CUevent* event, unsigned) {
+  *event = reinterpret_cast<CUevent>(uintptr_t{0x2000});
+  return kCudaSuccess;
+}
+CUresult cuEventRecord(CUevent, CUstream) { return kCudaSuccess; }
+CUresult cuEventSynchronize(CUevent) { return kCudaSuccess; }
+CUresult cuEventDestroy_v2(CUevent) { return kCudaSuccess; }
+CUresult cuGetErrorName(CUresult error, const char** name) {
+  *name = error == kInvalidValue ? "CUDA_ERROR_INVALID_VALUE" : error == kOutOfMemory ? "CUDA_ERROR_OUT_OF_MEMORY"
+                                                                                       : nullptr;
+  return *name ? kCudaSuccess : kInvalidValue;
+}
+CUresult cuGetErrorString(CUresult error, const char** text) {
+  *text = error == kInvalidValue ? "invalid argument" : error == kOutOfMemory ? "out of memory" : nullptr;
+  return *text ? kCudaSuccess : kInvalidValue;
+}
+
+}  // extern "C"
