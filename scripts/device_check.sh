@@ -12,7 +12,8 @@
 # build/tools/anvil when it is there (a build carried to the machine);
 # otherwise configures build-device/ (no tests) and builds the tool and the
 # CUDA plugin with every core. Without a GPU it says why and exits 2.
-# DEVICE_CHECK_LIMIT_S (default 420) bounds the corpus run.
+# DEVICE_CHECK_LIMIT_S (default 420) bounds the corpus run, which is split
+# over DEVICE_CHECK_SHARDS (default 4) conformance processes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -46,14 +47,33 @@ if [[ -z "$cuda_devices" ]]; then
 fi
 
 limit=${DEVICE_CHECK_LIMIT_S:-420}
-echo "== StableHLO corpus on the CUDA plugin (at most ${limit} s)"
+shards=${DEVICE_CHECK_SHARDS:-4}
+echo "== StableHLO corpus on the CUDA plugin ($shards processes, at most ${limit} s)"
+# NVRTC's compiles are most of the time: several processes share the GPU
+# and the host's cores.
+mapfile -t programs < <(find "$corpus/stablehlo" -name '*.mlir' | sort)
 start=$(date +%s)
-timeout "$limit" "$tool" conformance --plugin cuda --report /tmp/device_check_report.txt "$corpus/stablehlo" \
-  >/tmp/device_check_conformance.log 2>&1
-conformance_rc=$?
+for ((k = 0; k < shards; ++k)); do
+  shard=()
+  for ((j = k; j < ${#programs[@]}; j += shards)); do shard+=("${programs[j]}"); done
+  timeout "$limit" "$tool" conformance --plugin cuda "${shard[@]}" >"/tmp/device_check_conformance.$k.log" 2>&1 &
+done
+wait
 corpus_s=$(( $(date +%s) - start ))
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' /tmp/device_check_conformance.log | tail -1)
-[[ -z "$summary" ]] && summary="no summary (exit $conformance_rc; timed out after ${limit} s if 124)"
+cat /tmp/device_check_conformance.*.log >/tmp/device_check_conformance.log
+summary=$(python3 -c '
+import re, sys
+total = [0, 0, 0]; runs = 0
+for line in open("/tmp/device_check_conformance.log"):
+    m = re.match(r"(\d+) passed, (\d+) failed, (\d+) skipped", line)
+    if m:
+        runs += 1
+        total = [t + int(v) for t, v in zip(total, m.groups())]
+shards = int(sys.argv[1])
+n = sum(total)
+rate = f", {100 * total[0] / n:.1f}% passed" if n else ""
+note = "" if runs == shards else f" ({shards - runs} of {shards} processes gave no summary: timed out or crashed)"
+print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped{rate}{note}")' "$shards")
 grep -E '^failed ' /tmp/device_check_conformance.log | head -40
 
 echo "== benchmarks"
