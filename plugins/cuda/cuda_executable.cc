@@ -101,14 +101,14 @@ using gpu::Op;
 // the stream has finished with them).
 class Execution : public gpu::DeviceQueue {
  public:
-  Execution(const CudaExecutable& exe, const std::vector<CUdeviceptr>& inputs)
-      : exe_(exe), driver_(exe.driver()), api_(exe.driver().api()), inputs_(inputs) {}
+  Execution(const CudaExecutable& exe, gpu::CachingAllocator& memory, const std::vector<CUdeviceptr>& inputs)
+      : exe_(exe), driver_(exe.driver()), api_(exe.driver().api()), memory_(memory), inputs_(inputs) {}
 
   ~Execution() override {
-    // Whatever was queued finishes before its memory is freed.
+    // Whatever was queued finishes before its memory is reused.
     if (stream_) api_.cuStreamSynchronize(stream_);
-    for (CUdeviceptr p : arena_) api_.cuMemFree(p);
-    if (tables_) api_.cuMemFree(tables_);
+    for (CUdeviceptr p : arena_) memory_.Release(p);
+    if (tables_) memory_.Release(tables_);
     if (stream_) api_.cuStreamDestroy(stream_);
   }
 
@@ -117,15 +117,14 @@ class Execution : public gpu::DeviceQueue {
     ANVIL_RETURN_IF_ERROR(Check(api_.cuCtxSetCurrent(exe_.context()), "cuCtxSetCurrent"));
     ANVIL_RETURN_IF_ERROR(Check(api_.cuStreamCreate(&stream_, kCuStreamNonBlocking), "cuStreamCreate"));
     for (uint64_t bytes : program.arena_chunks) {
-      CUdeviceptr p = 0;
-      ANVIL_RETURN_IF_ERROR(Check(api_.cuMemAlloc(&p, std::max<uint64_t>(bytes, 1)), "cuMemAlloc"));
+      ANVIL_ASSIGN_OR_RETURN(CUdeviceptr p, memory_.Allocate(bytes));
       arena_.push_back(p);
     }
     // Every dispatch's table of addresses, copied once for the execution
     // (the host words stay alive until the stream is done with them).
     words_ = gpu::LayOutAddressTables(program, [&](const Loc& l) { return AddressOf(l); });
     const size_t table_bytes = std::max<size_t>(words_.words.size(), 1) * sizeof(uint64_t);
-    ANVIL_RETURN_IF_ERROR(Check(api_.cuMemAlloc(&tables_, table_bytes), "cuMemAlloc"));
+    ANVIL_ASSIGN_OR_RETURN(tables_, memory_.Allocate(table_bytes));
     if (!words_.words.empty()) {
       ANVIL_RETURN_IF_ERROR(Check(api_.cuMemcpyHtoDAsync(tables_, words_.words.data(),
                                                          words_.words.size() * sizeof(uint64_t), stream_),
@@ -179,6 +178,7 @@ class Execution : public gpu::DeviceQueue {
   const CudaExecutable& exe_;
   const CudaDriver& driver_;
   const CudaApi& api_;
+  gpu::CachingAllocator& memory_;
   const std::vector<CUdeviceptr>& inputs_;
   CUstream stream_ = nullptr;
   std::vector<CUdeviceptr> arena_;
@@ -188,9 +188,9 @@ class Execution : public gpu::DeviceQueue {
 
 }  // namespace
 
-hlo::Status RunCudaExecutable(const CudaExecutable& exe, const std::vector<CUdeviceptr>& inputs,
-                              const std::vector<CUdeviceptr>& outputs) {
-  Execution execution(exe, inputs);
+hlo::Status RunCudaExecutable(const CudaExecutable& exe, gpu::CachingAllocator& memory,
+                              const std::vector<CUdeviceptr>& inputs, const std::vector<CUdeviceptr>& outputs) {
+  Execution execution(exe, memory, inputs);
   return execution.Run(outputs);
 }
 

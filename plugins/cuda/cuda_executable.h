@@ -13,6 +13,7 @@
 #include "hlo/status.h"
 #include "plugins/cuda/cuda_driver.h"
 #include "plugins/cuda/nvrtc_compiler.h"
+#include "plugins/gpu/caching_allocator.h"
 #include "plugins/gpu/device_program.h"
 
 namespace anvil::cuda {
@@ -58,11 +59,12 @@ class CudaExecutable {
 
 // Runs `exe` on `inputs` into `outputs` (device memory of the program's
 // parameter and output sizes) on the calling thread, and returns once the
-// device is done: the arena and the address tables are allocated for the
-// execution, the ops queued on a stream of its own (a loop's condition or
-// a branch index is read back, waiting for the stream, where the host must
-// decide), the outputs copied out, and everything freed again.
-hlo::Status RunCudaExecutable(const CudaExecutable& exe, const std::vector<CUdeviceptr>& inputs,
-                              const std::vector<CUdeviceptr>& outputs);
+// device is done: the arena and the address tables come from `memory` (the
+// device's, which keeps them for the next execution), the ops are queued
+// on a stream of its own (a loop's condition or a branch index is read
+// back, waiting for the stream, where the host must decide), the outputs
+// copied out, and the memory given back.
+hlo::Status RunCudaExecutable(const CudaExecutable& exe, gpu::CachingAllocator& memory,
+                              const std::vector<CUdeviceptr>& inputs, const std::vector<CUdeviceptr>& outputs);
 
 }  // namespace anvil::cuda

@@ -20,6 +20,7 @@
 #include "plugins/cuda/cuda_executable.h"
 #include "plugins/cuda/cuda_kernels.h"
 #include "plugins/cuda/nvrtc_compiler.h"
+#include "plugins/gpu/caching_allocator.h"
 #include "plugins/gpu/plugin_parts.h"
 
 struct anvil_plugin_memory {
@@ -54,6 +55,9 @@ struct anvil_plugin_context {
   anvil_plugin_host_executor executor;
   const CudaDriver& driver;
   std::vector<CUcontext> contexts;  // each device's primary context
+  // Each device's memory for executions (arenas, address tables), kept for
+  // the next execution.
+  std::vector<std::unique_ptr<anvil::gpu::CachingAllocator>> execution_memory;
   const NvrtcCompiler* nvrtc = nullptr;
   anvil::gpu::CompileTargets targets{kPlugin};
 };
@@ -71,7 +75,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
   // The driver and NVRTC are loaded once per process and never unloaded.
   anvil::plugin::StayLoaded(reinterpret_cast<const void*>(&ContextCreate));
   auto context = std::unique_ptr<anvil_plugin_context>(
-      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), CudaDriver::Get(), {}, nullptr});
+      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), CudaDriver::Get(), {}, {}, nullptr});
   const auto& list = context->driver.DeviceList();
   if (list.devices.empty()) {
     // Loading still succeeds: a machine without a GPU has zero devices here.
@@ -87,6 +91,22 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
       return e;
     }
     context->contexts.push_back(c);
+  }
+  for (size_t k = 0; k < context->contexts.size(); ++k) {
+    const CudaDriver& driver = context->driver;
+    const CUcontext c = context->contexts[k];
+    // Up to a quarter of the device's memory waits for reuse.
+    context->execution_memory.push_back(std::make_unique<anvil::gpu::CachingAllocator>(
+        [&driver, c](uint64_t bytes) -> anvil::hlo::StatusOr<uint64_t> {
+          ANVIL_RETURN_IF_ERROR(driver.Check(driver.api().cuCtxSetCurrent(c), "cuCtxSetCurrent"));
+          CUdeviceptr p = 0;
+          ANVIL_RETURN_IF_ERROR(driver.Check(driver.api().cuMemAlloc(&p, bytes), "cuMemAlloc"));
+          return static_cast<uint64_t>(p);
+        },
+        [&driver, c](uint64_t address) {
+          if (driver.api().cuCtxSetCurrent(c) == anvil::cuda::kCudaSuccess) driver.api().cuMemFree(address);
+        },
+        list.devices[k].total_memory / 4));
   }
   auto nvrtc = NvrtcCompiler::Get();
   if (nvrtc.ok()) {
@@ -105,6 +125,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
 }
 
 void ContextDestroy(anvil_plugin_context* context) {
+  context->execution_memory.clear();  // gives the devices their memory back
   const auto& list = context->driver.DeviceList();
   for (size_t k = 0; k < context->contexts.size(); ++k) {
     context->driver.api().cuDevicePrimaryCtxRelease(list.devices[k].device);
@@ -247,10 +268,12 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     return e;
   }
   for (size_t k = 0; k < num_outputs; ++k) out.push_back(outputs[k]->pointer);
+  anvil::gpu::CachingAllocator* memory_pool = context->execution_memory[device].get();
   AsyncCompletion(context->executor, "executable_execute", done, user,
-                  [exe, in = std::move(in), out = std::move(out),
+                  [exe, memory_pool, in = std::move(in), out = std::move(out),
                    donations = memory.Start()]() mutable -> anvil_plugin_error* {
-                    const anvil::hlo::Status s = anvil::cuda::RunCudaExecutable(*exe, in, out);
+                    const anvil::hlo::Status s =
+                        anvil::cuda::RunCudaExecutable(*exe, *memory_pool, in, out);
                     donations.FreeAll();  // read, and not reused: the plugin is done with them
                     return FromStatus(s);
                   });

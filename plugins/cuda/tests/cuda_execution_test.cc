@@ -27,19 +27,30 @@ struct Counts {
   long allocations = 0, modules = 0, streams = 0, launches = 0, bad_addresses = 0, bad_calls = 0;
 };
 
-// What the stand-in (already loaded by the plugin) has seen.
-Counts FakeCounts() {
-  Counts c;
+// A function the stand-in (already loaded by the plugin) exports.
+template <typename Fn>
+Fn FakeFunction(const char* name) {
   const char* library = std::getenv("ANVIL_CUDA_DRIVER_LIBRARY");
   void* handle = library ? dlopen(library, RTLD_NOW | RTLD_NOLOAD) : nullptr;
   EXPECT_NE(handle, nullptr) << "the stand-in driver is not loaded";
-  if (!handle) return c;
-  using CountsFn = void (*)(long*, long*, long*, long*, long*, long*);
-  auto counts = reinterpret_cast<CountsFn>(dlsym(handle, "anvil_fake_cuda_counts"));
-  EXPECT_NE(counts, nullptr);
+  if (!handle) return nullptr;
+  auto fn = reinterpret_cast<Fn>(dlsym(handle, name));
+  EXPECT_NE(fn, nullptr) << name;
+  dlclose(handle);  // still loaded: the plugin keeps it
+  return fn;
+}
+
+// What the stand-in has seen.
+Counts FakeCounts() {
+  Counts c;
+  auto counts = FakeFunction<void (*)(long*, long*, long*, long*, long*, long*)>("anvil_fake_cuda_counts");
   if (counts) counts(&c.allocations, &c.modules, &c.streams, &c.launches, &c.bad_addresses, &c.bad_calls);
-  dlclose(handle);
   return c;
+}
+
+long AllocationsMade() {
+  auto made = FakeFunction<long (*)()>("anvil_fake_cuda_allocations_made");
+  return made ? made() : -1;
 }
 
 constexpr const char* kPassThrough = R"(HloModule pass
@@ -108,6 +119,27 @@ TEST(CudaExecution, ValuesMovedByCopiesArriveAndEveryLaunchSawLiveMemory) {
   EXPECT_EQ(c.allocations, 0);
   EXPECT_EQ(c.modules, 0);
   EXPECT_EQ(c.streams, 0);
+}
+
+TEST(CudaExecution, ARepeatedExecutionReusesItsArenaAndTables) {
+  const std::vector<float> x = {1.0f, 2.0f, 3.0f, 4.0f};
+  AbiSession session("cuda");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(kLoop, &exe));
+  anvil_buffer* in = session.FromHost(x.data(), ANVIL_F32, {4});
+  long before = 0;
+  for (int run = 0; run < 3; ++run) {
+    if (run == 1) before = AllocationsMade();
+    std::vector<anvil_buffer*> out = session.Execute(exe, {in}, 1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(session.ToHost<float>(out[0], 4), x);
+    anvil_buffer_destroy(out[0]);
+  }
+  // Runs 2 and 3 allocated their output buffers only.
+  EXPECT_EQ(AllocationsMade() - before, 2);
+  anvil_buffer_destroy(in);
+  anvil_executable_destroy(exe);
 }
 
 TEST(CudaExecution, AnInputOfTheWrongSizeIsRefused) {

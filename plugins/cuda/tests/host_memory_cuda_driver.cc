@@ -29,7 +29,7 @@ struct State {
   std::mutex mutex;
   std::map<uintptr_t, size_t> allocations;  // start -> bytes
   std::set<uintptr_t> modules, streams;
-  long launches = 0, bad_addresses = 0, bad_calls = 0;
+  long launches = 0, bad_addresses = 0, bad_calls = 0, allocations_made = 0;
 
   // Whether [p, p + bytes) lies inside one live allocation.
   bool Live(uintptr_t p, size_t bytes) const {
@@ -65,6 +65,13 @@ __attribute__((visibility("default"))) void anvil_fake_cuda_counts(long* live_al
   *launches = s.launches;
   *bad_addresses = s.bad_addresses;
   *bad_calls = s.bad_calls;
+}
+
+// How many cuMemAlloc calls succeeded so far.
+__attribute__((visibility("default"))) long anvil_fake_cuda_allocations_made() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.allocations_made;
 }
 
 CUresult cuInit(unsigned) { return kCudaSuccess; }
@@ -164,6 +171,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {
   void* p = std::calloc(1, bytes);
   if (!p) return kOutOfMemory;
   s.allocations.emplace(reinterpret_cast<uintptr_t>(p), bytes);
+  ++s.allocations_made;
   *pointer = reinterpret_cast<uintptr_t>(p);
   return kCudaSuccess;
 }
