@@ -13,7 +13,8 @@ namespace anvil::cuda {
 // per distinct pass, loaded when the builder first meets it.
 class CubinLoader : public gpu::KernelLoader {
  public:
-  CubinLoader(CudaExecutable& exe, std::unordered_map<std::string, std::vector<char>> cubins)
+  // `cubins` by their pass's KernelKey.
+  CubinLoader(CudaExecutable& exe, std::unordered_map<std::string, std::string> cubins)
       : exe_(exe), cubins_(std::move(cubins)) {}
 
   const gpu::KernelOptions& options() const override { return CudaKernelOptions(); }
@@ -23,8 +24,9 @@ class CubinLoader : public gpu::KernelLoader {
   }
 
   hlo::StatusOr<const void*> Load(const gpu::KernelPass& pass, const hlo::KernelSpec& spec) override {
-    if (auto found = loaded_.find(pass.text); found != loaded_.end()) return found->second;
-    auto cubin = cubins_.find(pass.text);
+    const std::string key = gpu::KernelKey(pass.text);
+    if (auto found = loaded_.find(key); found != loaded_.end()) return found->second;
+    auto cubin = cubins_.find(key);
     if (cubin == cubins_.end()) return hlo::Internal("the CUDA plugin compiled no cubin for %" + spec.root->name);
     const CudaApi& api = exe_.driver_.api();
     CUmodule module = nullptr;
@@ -35,22 +37,25 @@ class CubinLoader : public gpu::KernelLoader {
                                              "cuModuleGetFunction"));
     exe_.functions_.push_back(function);
     const void* handle = &exe_.functions_.back();
-    loaded_.emplace(pass.text, handle);
+    loaded_.emplace(key, handle);
+    exe_.cubins_.emplace_back(key, cubin->second);
     return handle;
   }
 
  private:
   CudaExecutable& exe_;
-  std::unordered_map<std::string, std::vector<char>> cubins_;  // by pass text
+  std::unordered_map<std::string, std::string> cubins_;  // by KernelKey
   std::unordered_map<std::string, const void*> loaded_;
 };
 
-hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(const CudaDriver& driver, CUcontext context,
-                                                                       size_t device_index,
-                                                                       const CudaDeviceInfo& device,
-                                                                       const NvrtcCompiler& nvrtc,
-                                                                       std::string_view canonical_text,
-                                                                       const anvil_plugin_host_executor& host) {
+namespace {
+constexpr std::string_view kSerializedMagic("ANVKCUX1", 8);
+}  // namespace
+
+hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
+    const CudaDriver& driver, CUcontext context, size_t device_index, const CudaDeviceInfo& device,
+    const NvrtcCompiler& nvrtc, std::string_view canonical_text, const anvil_plugin_host_executor& host,
+    const std::unordered_map<std::string, std::string>* known) {
   const std::vector<int>& archs = nvrtc.SupportedArchs();
   if (std::find(archs.begin(), archs.end(), device.sm()) == archs.end()) {
     return hlo::Unimplemented("the CUDA plugin's NVRTC (" + nvrtc.library_path() + ") cannot compile for sm_" +
@@ -61,10 +66,25 @@ hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(const Cud
   ANVIL_ASSIGN_OR_RETURN(gpu::PlannedProgram planned, gpu::PlanProgram(canonical_text));
   ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules,
                          gpu::EmitProgramKernels(planned.plan, CudaDialect(), CudaKernelOptions()));
+  // What a serialised executable brings is loaded as it is (the cache's key
+  // holds the device, so these cubins are for its sm); the rest compiles.
+  std::unordered_map<std::string, std::string> cubins;
+  std::vector<gpu::KernelModule> to_compile;
+  for (gpu::KernelModule& m : modules) {
+    if (known) {
+      std::string key = gpu::KernelKey(m.text);
+      if (auto found = known->find(key); found != known->end()) {
+        cubins.emplace(std::move(key), found->second);
+        continue;
+      }
+    }
+    to_compile.push_back(std::move(m));
+  }
   ANVIL_ASSIGN_OR_RETURN(std::vector<CompiledKernel> compiled,
-                         CompileKernelModules(std::move(modules), device.sm(), nvrtc, host));
-  std::unordered_map<std::string, std::vector<char>> cubins;
-  for (CompiledKernel& k : compiled) cubins.emplace(std::move(k.source), std::move(k.cubin));
+                         CompileKernelModules(std::move(to_compile), device.sm(), nvrtc, host));
+  for (CompiledKernel& k : compiled) {
+    cubins.emplace(gpu::KernelKey(k.source), std::string(k.cubin.begin(), k.cubin.end()));
+  }
 
   std::unique_ptr<CudaExecutable> exe(new CudaExecutable(driver, context, device_index));
   CubinLoader loader(*exe, std::move(cubins));
@@ -80,7 +100,16 @@ hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(const Cud
         api.cuMemcpyHtoDAsync(exe->constants_, constants.data(), constants.size(), nullptr), "cuMemcpyHtoDAsync"));
     ANVIL_RETURN_IF_ERROR(driver.Check(api.cuStreamSynchronize(nullptr), "cuStreamSynchronize"));
   }
+  exe->canonical_text_ = std::string(canonical_text);
   return exe;
+}
+
+std::string CudaExecutable::Serialize() const {
+  return gpu::WriteSerializedProgram(kSerializedMagic, canonical_text_, cubins_);
+}
+
+hlo::StatusOr<gpu::SerializedProgram> CudaExecutable::ReadSerialized(std::string_view bytes) {
+  return gpu::ReadSerializedProgram(kSerializedMagic, "serialised CUDA executable", bytes);
 }
 
 CudaExecutable::~CudaExecutable() {

@@ -6,7 +6,10 @@
 
 #include <deque>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
@@ -15,6 +18,7 @@
 #include "plugins/cuda/nvrtc_compiler.h"
 #include "plugins/gpu/caching_allocator.h"
 #include "plugins/gpu/device_program.h"
+#include "plugins/gpu/serialized_program.h"
 
 namespace anvil::cuda {
 
@@ -24,12 +28,17 @@ class CudaExecutable {
   // the device's sm on `host`'s threads, loads them into `context` and
   // lays out the device program. Errors: the generator's UNIMPLEMENTED
   // naming an instruction, NVRTC's log (INTERNAL), or the driver's.
-  // `device_index` is the plugin's number for the device.
-  static hlo::StatusOr<std::unique_ptr<CudaExecutable>> Compile(const CudaDriver& driver, CUcontext context,
-                                                                size_t device_index, const CudaDeviceInfo& device,
-                                                                const NvrtcCompiler& nvrtc,
-                                                                std::string_view canonical_text,
-                                                                const anvil_plugin_host_executor& host);
+  // `device_index` is the plugin's number for the device. `known` (from a
+  // serialised executable) gives cubins by their source's KernelKey: a
+  // pass found there is loaded, not compiled again.
+  static hlo::StatusOr<std::unique_ptr<CudaExecutable>> Compile(
+      const CudaDriver& driver, CUcontext context, size_t device_index, const CudaDeviceInfo& device,
+      const NvrtcCompiler& nvrtc, std::string_view canonical_text, const anvil_plugin_host_executor& host,
+      const std::unordered_map<std::string, std::string>* known = nullptr);
+  // The canonical text and every pass's cubin (plugins/gpu/serialized_program.h).
+  std::string Serialize() const;
+  // What Serialize wrote, or INVALID_ARGUMENT with the byte offset.
+  static hlo::StatusOr<gpu::SerializedProgram> ReadSerialized(std::string_view bytes);
   // Unloads the modules and frees the constants (in the executable's
   // context, made current here).
   ~CudaExecutable();
@@ -55,6 +64,9 @@ class CudaExecutable {
   CUdeviceptr constants_ = 0;
   std::vector<CUmodule> modules_;
   std::deque<CUfunction> functions_;  // what the program's dispatches point at
+  std::string canonical_text_;
+  // Each loaded pass's KernelKey and cubin, in first-use order.
+  std::vector<std::pair<std::string, std::string>> cubins_;
 };
 
 // Runs `exe` on `inputs` into `outputs` (device memory of the program's

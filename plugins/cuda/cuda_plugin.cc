@@ -232,6 +232,32 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const 
   return nullptr;
 }
 
+anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
+  anvil::plugin::GiveSerialized(reinterpret_cast<anvil::cuda::CudaExecutable*>(executable)->Serialize(), out, size);
+  return nullptr;
+}
+
+// A cached executable: its program planned again, its cubins loaded as they
+// are (core's cache key holds the device, so they are for its sm).
+anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, const void* bytes, size_t size,
+                                anvil_plugin_executable** out) {
+  if (auto* e = CheckDevice(context, device)) return e;
+  if (!context->nvrtc) {
+    return Error(kUnimplemented, "the CUDA plugin cannot compile for device " + std::to_string(device) +
+                                     ": no NVRTC (" + context->targets.why_missing() + ")");
+  }
+  auto serialized =
+      anvil::cuda::CudaExecutable::ReadSerialized(std::string_view(static_cast<const char*>(bytes), size));
+  if (!serialized.ok()) return FromStatus(serialized.status());
+  auto exe = anvil::cuda::CudaExecutable::Compile(context->driver, context->contexts[device], device,
+                                                  context->driver.DeviceList().devices[device], *context->nvrtc,
+                                                  serialized->canonical_text, context->executor,
+                                                  &serialized->binaries);
+  if (!exe.ok()) return FromStatus(exe.status());
+  *out = reinterpret_cast<anvil_plugin_executable*>(std::move(exe).value().release());
+  return nullptr;
+}
+
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* executable) {
   delete reinterpret_cast<anvil::cuda::CudaExecutable*>(executable);
 }
@@ -309,6 +335,9 @@ anvil_plugin_api MakeApi() {
   api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
   api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
   api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
+  api.executable_serialize = ANVIL_GUARDED(executable_serialize, Serialize);
+  api.serialized_free = &anvil::plugin::FreeSerialized;
+  api.executable_deserialize = ANVIL_GUARDED(executable_deserialize, Deserialize);
   api.target_count = ANVIL_GUARDED(target_count, TargetCount);
   api.target_name = ANVIL_GUARDED(target_name, TargetName);
   api.target_compile = ANVIL_GUARDED(target_compile, TargetCompile);

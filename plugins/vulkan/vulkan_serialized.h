@@ -1,8 +1,9 @@
 // The Vulkan plugin's serialised executable, for core's compile cache: the
-// canonical program text and the SPIR-V of every kernel it dispatches, keyed
-// by a hash of the kernel's GLSL. Loading re-plans the program from the text
-// (deterministic and fast) and takes each kernel's SPIR-V from here instead
-// of compiling its GLSL again, which is nearly all of a cold compile's time.
+// GPU layer's serialised program (plugins/gpu/serialized_program.h) with
+// the SPIR-V of every kernel it dispatches, keyed by a hash of the
+// kernel's GLSL. Loading re-plans the program from the text and takes each
+// kernel's SPIR-V from here instead of compiling its GLSL again, which is
+// nearly all of a cold compile's time.
 #pragma once
 
 #include <cstdint>

@@ -11,12 +11,17 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "anvil/anvil.h"
 #include "conformance/testkit/abi_session.h"
+#include "plugins/cpu/tests/chrome_trace.h"
 
 namespace {
 
@@ -140,6 +145,53 @@ TEST(CudaExecution, ARepeatedExecutionReusesItsArenaAndTables) {
   EXPECT_EQ(AllocationsMade() - before, 2);
   anvil_buffer_destroy(in);
   anvil_executable_destroy(exe);
+}
+
+// The compile cache: a second client loads the cubins the first stored
+// (no NVRTC), and runs them; a corrupt entry compiles again.
+TEST(CudaExecution, ASecondClientLoadsTheCachedCubinsAndRunsThem) {
+  namespace fs = std::filesystem;
+  const std::string dir = (fs::temp_directory_path() / ("anvil_cuda_cache_" + std::to_string(getpid()))).string();
+  const std::string trace = dir + ".trace.json";
+  fs::remove_all(dir);
+  const std::vector<float> x = {0.5f, 1.5f, -2.5f, 8.0f};
+  auto run = [&]() -> int {
+    fs::remove(trace);
+    {
+      anvil_client_options options{};
+      options.cache_dir = dir.c_str();
+      options.trace_path = trace.c_str();
+      AbiSession session("cuda", options);
+      EXPECT_TRUE(session.ok()) << session.error();
+      if (!session.ok()) return -1;
+      anvil_executable* exe = nullptr;
+      EXPECT_EQ(TakeMessage(session.Compile(kLoop, &exe)), "");
+      if (!exe) return -1;
+      anvil_buffer* in = session.FromHost(x.data(), ANVIL_F32, {4});
+      std::vector<anvil_buffer*> out = session.Execute(exe, {in}, 1);
+      EXPECT_EQ(out.size(), 1u);
+      if (out.size() == 1) {
+        EXPECT_EQ(session.ToHost<float>(out[0], 4), x);
+        anvil_buffer_destroy(out[0]);
+      }
+      anvil_buffer_destroy(in);
+      anvil_executable_destroy(exe);
+    }
+    return anvil::testing::Count(anvil::testing::ReadTrace(trace), "X", "compile", "cache hit");
+  };
+  EXPECT_EQ(run(), 0);
+  EXPECT_EQ(run(), 1);
+  // Every entry corrupted near its end (inside the cubins): compiled again.
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".exe") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-20, std::ios::end);
+    f.put('\x5a');
+  }
+  EXPECT_EQ(run(), 0);
+  EXPECT_EQ(FakeCounts().bad_calls, 0);
+  fs::remove_all(dir);
+  fs::remove(trace);
 }
 
 TEST(CudaExecution, AnInputOfTheWrongSizeIsRefused) {
