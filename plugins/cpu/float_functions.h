@@ -218,6 +218,22 @@ bool VisitFloatBinary(hlo::Opcode op, Visit&& visit) {
   }
 }
 
+// The binary ops cheap enough that a pass over memory is a large part of
+// their cost, which the fused loop pairs into one pass.
+template <typename Visit>
+bool VisitPairableBinary(hlo::Opcode op, Visit&& visit) {
+  using hlo::Opcode;
+  switch (op) {
+    case Opcode::kAdd: visit(float_fn::Add{}); return true;
+    case Opcode::kSubtract: visit(float_fn::Subtract{}); return true;
+    case Opcode::kMultiply: visit(float_fn::Multiply{}); return true;
+    case Opcode::kDivide: visit(float_fn::Divide{}); return true;
+    case Opcode::kMaximum: visit(float_fn::Maximum{}); return true;
+    case Opcode::kMinimum: visit(float_fn::Minimum{}); return true;
+    default: return false;
+  }
+}
+
 // The unary ops whose result has the operand's type (is-finite is not one).
 template <typename Visit>
 bool VisitFloatUnary(hlo::Opcode op, Visit&& visit) {

@@ -60,6 +60,14 @@ TileFn TileFunction(const Instruction& m) {
   return baseline::TileFunction(m);
 }
 
+TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs) {
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (HostIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs);
+  if (HostIsa() == Isa::kAvx2) return avx2::PairFunction(first, second, first_is_lhs);
+#endif
+  return baseline::PairFunction(first, second, first_is_lhs);
+}
+
 // Registers by linear scan: a member's register is free once its last
 // reader in the group has read it, then the next member takes the lowest
 // free one. The result may overwrite an operand of its own element size
@@ -112,7 +120,61 @@ struct FusedOp {
   bool has_b = false, has_c = false;
   int out = -1;
   BroadcastRun broadcast;
+  const Instruction* member = nullptr;  // what it computes (the second of a pair)
 };
+
+bool IsF32(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kF32; }
+
+// Whether `op` computes a pairable f32 binary op on two arrays.
+bool Pairable(const FusedOp& op) {
+  const Instruction* m = op.member;
+  if (!op.fn || !m || m->operands.size() != 2 || !IsF32(m)) return false;
+  for (const Instruction* o : m->operands) {
+    if (!IsF32(o) || (o->shape.rank() == 0 && m->shape.rank() > 0)) return false;
+  }
+  return VisitPairableBinary(m->opcode, [](auto) {});
+}
+
+// Each op whose result only the next computing op reads, when both are
+// pairable, becomes one pass with it (PairTile): a tile pass saved per
+// pair, a large part of the time of cheap ops such as add and multiply.
+// Broadcasts in between (a constant splatted for the second op, say) go
+// first, unless one would overwrite the first op's operands.
+std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<const Instruction*>& members) {
+  std::unordered_map<const Instruction*, int> reads;
+  for (const Instruction* m : members) {
+    for (const Instruction* o : m->operands) ++reads[o];
+  }
+  std::vector<FusedOp> paired;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const FusedOp& first = ops[k];
+    size_t next = k + 1;
+    bool clear = true;
+    for (; next < ops.size() && !ops[next].fn; ++next) {
+      clear = clear && ops[next].out >= 0 && ops[next].out != first.a && ops[next].out != first.b;
+    }
+    if (clear && next < ops.size() && first.out >= 0 && Pairable(first) && Pairable(ops[next]) &&
+        reads[first.member] == 1) {
+      const FusedOp& second = ops[next];
+      const auto& uses = second.member->operands;
+      if ((uses[0] == first.member) != (uses[1] == first.member)) {
+        const bool first_is_lhs = uses[0] == first.member;
+        paired.insert(paired.end(), ops.begin() + k + 1, ops.begin() + next);  // the broadcasts
+        FusedOp pair = second;
+        pair.fn = PairTileFunction(first.member->opcode, second.member->opcode, first_is_lhs);
+        pair.a = first.a;
+        pair.b = first.b;
+        pair.c = first_is_lhs ? second.b : second.a;
+        pair.has_b = pair.has_c = true;
+        paired.push_back(pair);
+        k = next;
+        continue;
+      }
+    }
+    paired.push_back(first);
+  }
+  return paired;
+}
 
 // Elements [t, t + n) of a broadcast whose element e is from[(e / inner) % size].
 void BroadcastTile(const float* from, const BroadcastRun& run, int64_t t, float* to, int64_t n) {
@@ -193,11 +255,13 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
     }
     op.fn = TileFunction(m);
     if (!op.fn) return nullptr;
+    op.member = &m;
     op.a = operand(m.operands[0]);
     if ((op.has_b = m.operands.size() > 1)) op.b = operand(m.operands[1]);
     if ((op.has_c = m.operands.size() > 2)) op.c = operand(m.operands[2]);
     ops.push_back(op);
   }
+  ops = PairOps(ops, members);
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and
   // splatted below), and the root's.
   const int64_t result_size = hlo::Info(members.back()->shape.element_type()).byte_size;

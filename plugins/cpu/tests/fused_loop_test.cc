@@ -1,7 +1,9 @@
 // Fused loops on the CPU plugin through the C ABI, checked element by
 // element against the same arithmetic done here (exact ops only, so the
 // results must be equal): masks made and consumed inside one loop, a shared
-// scalar broadcast, clamp with scalar bounds, over several tiles.
+// scalar broadcast, clamp with scalar bounds, over several tiles; chains of
+// binary ops the loop pairs into one pass, the intermediate on either side
+// of the second op, across a splatted constant.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +49,51 @@ TEST(CpuFusedLoops, MasksInsideALoopGiveExactResults) {
   }
   EXPECT_EQ(wrong, 0);
   for (anvil_buffer* b : {bx, bg, out[0]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+TEST(CpuFusedLoops, PairedBinaryOpsGiveTheTwoPassResults) {
+  constexpr int64_t kN = 3000;
+  const std::string s = "f32[" + std::to_string(kN) + "]";
+  // m = x*y, then a = m+z (m on the left), d = z/a (a on the right), then
+  // q = d - 3 (across the splat of 3), mx = max(q, x), r = min(y, mx).
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  y = " + s +
+                          " parameter(1)\n  z = " + s + " parameter(2)\n  three = f32[] constant(3)\n"
+                          "  m = " + s + " multiply(x, y)\n"
+                          "  a = " + s + " add(m, z)\n"
+                          "  d = " + s + " divide(z, a)\n"
+                          "  t = " + s + " broadcast(three), dimensions={}\n"
+                          "  q = " + s + " subtract(d, t)\n"
+                          "  mx = " + s + " maximum(q, x)\n"
+                          "  ROOT r = " + s + " minimum(y, mx)\n}\n";
+  std::vector<float> x(kN), y(kN), z(kN);
+  for (int64_t k = 0; k < kN; ++k) {
+    x[k] = static_cast<float>((k * 7919) % 2001 - 1000) / 97.0f;
+    y[k] = static_cast<float>((k * 104729) % 1999 - 999) / 89.0f;
+    z[k] = static_cast<float>((k * 31337) % 997 + 1) / 13.0f;
+  }
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kN});
+  anvil_buffer* by = session.FromHost(y.data(), ANVIL_F32, {kN});
+  anvil_buffer* bz = session.FromHost(z.data(), ANVIL_F32, {kN});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, by, bz}, 1);
+  std::vector<float> r = session.ToHost<float>(out[0], kN);
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const float m = x[k] * y[k];
+    const float a = m + z[k];
+    const float d = z[k] / a;
+    const float q = d - 3.0f;
+    const float mx = std::isnan(q) || std::isnan(x[k]) ? NAN : std::max(q, x[k]);
+    const float expected = std::isnan(mx) ? NAN : std::min(y[k], mx);
+    const bool same = r[k] == expected || (std::isnan(r[k]) && std::isnan(expected));
+    if (!same && wrong++ < 5) ADD_FAILURE() << "element " << k << ": " << r[k] << ", expected " << expected;
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* b : {bx, by, bz, out[0]}) anvil_buffer_destroy(b);
   anvil_executable_destroy(exe);
 }
 
