@@ -53,6 +53,8 @@ inline constexpr unsigned kCuEventDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMI
   X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, (CUcontext * context, CUdevice device))          \
   X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (CUdevice device))                          \
   X(cuCtxSetCurrent, cuCtxSetCurrent, (CUcontext context))                                               \
+  X(cuCtxPushCurrent, cuCtxPushCurrent_v2, (CUcontext context))                                          \
+  X(cuCtxPopCurrent, cuCtxPopCurrent_v2, (CUcontext * context))                                          \
   X(cuModuleLoadData, cuModuleLoadData, (CUmodule * module, const void* image))                          \
   X(cuModuleUnload, cuModuleUnload, (CUmodule module))                                                   \
   X(cuModuleGetFunction, cuModuleGetFunction, (CUfunction * function, CUmodule module, const char* name)) \
@@ -143,6 +145,29 @@ class CudaDriver {
   bool loaded_ = false;
   CudaApi api_;
   CudaDeviceList devices_;
+};
+
+// Makes `context` the calling thread's current context while it lives and
+// restores the one before it afterwards (cuCtxPushCurrent/cuCtxPopCurrent):
+// the plugin's entry points also run on the application's own threads, whose
+// CUDA context (another library's, another device's) must survive them.
+class ContextScope {
+ public:
+  ContextScope(const CudaDriver& driver, CUcontext context) : driver_(driver) {
+    status_ = driver.Check(driver.api().cuCtxPushCurrent(context), "cuCtxPushCurrent");
+  }
+  ~ContextScope() {
+    CUcontext popped = nullptr;
+    if (status_.ok()) driver_.api().cuCtxPopCurrent(&popped);
+  }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+  // OK once the context is current.
+  const hlo::Status& status() const { return status_; }
+
+ private:
+  const CudaDriver& driver_;
+  hlo::Status status_;
 };
 
 }  // namespace anvil::cuda

@@ -62,7 +62,18 @@ hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
                               std::to_string(device.sm()) + " (" + device.name +
                               "); install the CUDA toolkit's NVRTC for this GPU");
   }
-  ANVIL_RETURN_IF_ERROR(driver.Check(driver.api().cuCtxSetCurrent(context), "cuCtxSetCurrent"));
+  // A driver runs cubins of its own CUDA major version or older (minor
+  // version compatibility stops at the major version).
+  const int driver_major = driver.DeviceList().driver_version / 1000;
+  if (driver_major > 0 && nvrtc.Version().major > driver_major) {
+    return hlo::Unimplemented("the CUDA plugin's NVRTC " + std::to_string(nvrtc.Version().major) + "." +
+                              std::to_string(nvrtc.Version().minor) + " (" + nvrtc.library_path() +
+                              ") makes cubins this CUDA " + std::to_string(driver_major) +
+                              " driver cannot load; point ANVIL_NVRTC_LIBRARY at a libnvrtc.so." +
+                              std::to_string(driver_major) + ", or update the driver");
+  }
+  ContextScope scope(driver, context);
+  ANVIL_RETURN_IF_ERROR(scope.status());
   ANVIL_ASSIGN_OR_RETURN(gpu::PlannedProgram planned, gpu::PlanProgram(canonical_text));
   ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules,
                          gpu::EmitProgramKernels(planned.plan, CudaDialect(), CudaKernelOptions()));
@@ -116,7 +127,8 @@ CudaExecutable::~CudaExecutable() {
   const CudaApi& api = driver_.api();
   // Nothing can report a failure here; a context that cannot be made
   // current takes its modules and memory with it when it is released.
-  if (api.cuCtxSetCurrent(context_) != kCudaSuccess) return;
+  ContextScope scope(driver_, context_);
+  if (!scope.status().ok()) return;
   for (CUmodule m : modules_) api.cuModuleUnload(m);
   if (constants_) api.cuMemFree(constants_);
 }
@@ -143,7 +155,6 @@ class Execution : public gpu::DeviceQueue {
 
   hlo::Status Run(const std::vector<CUdeviceptr>& outputs) {
     const gpu::DeviceProgram& program = exe_.program();
-    ANVIL_RETURN_IF_ERROR(Check(api_.cuCtxSetCurrent(exe_.context()), "cuCtxSetCurrent"));
     ANVIL_RETURN_IF_ERROR(Check(api_.cuStreamCreate(&stream_, kCuStreamNonBlocking), "cuStreamCreate"));
     for (uint64_t bytes : program.arena_chunks) {
       ANVIL_ASSIGN_OR_RETURN(CUdeviceptr p, memory_.Allocate(bytes));
@@ -219,6 +230,9 @@ class Execution : public gpu::DeviceQueue {
 
 hlo::Status RunCudaExecutable(const CudaExecutable& exe, gpu::CachingAllocator& memory,
                               const std::vector<CUdeviceptr>& inputs, const std::vector<CUdeviceptr>& outputs) {
+  // Current until the execution, and its frees, are done.
+  ContextScope scope(exe.driver(), exe.context());
+  ANVIL_RETURN_IF_ERROR(scope.status());
   Execution execution(exe, memory, inputs);
   return execution.Run(outputs);
 }

@@ -51,10 +51,20 @@ int SmOf(const std::string& target) { return std::stoi(target.substr(3)); }
 
 }  // namespace
 
+// A device's primary context, retained by the first call that needs it: a
+// context costs device memory and start-up time, and a process that uses
+// one GPU of eight should not hold all eight (nor fail where another
+// process has one in exclusive mode).
+struct DeviceContext {
+  std::once_flag retain;
+  CUcontext context = nullptr;
+  anvil::hlo::Status status;  // why it could not be retained
+};
+
 struct anvil_plugin_context {
   anvil_plugin_host_executor executor;
   const CudaDriver& driver;
-  std::vector<CUcontext> contexts;  // each device's primary context
+  std::unique_ptr<DeviceContext[]> devices;  // one per device the driver lists
   // Each device's memory for executions (arenas, address tables), kept for
   // the next execution.
   std::vector<std::unique_ptr<anvil::gpu::CachingAllocator>> execution_memory;
@@ -64,8 +74,26 @@ struct anvil_plugin_context {
 
 namespace {
 
+using anvil::cuda::ContextScope;
+
 anvil_plugin_error* FromCuda(anvil_plugin_context* context, anvil::cuda::CUresult result, const char* call) {
   return FromStatus(context->driver.Check(result, call));
+}
+
+size_t Devices(anvil_plugin_context* context) { return context->driver.DeviceList().devices.size(); }
+
+// `device`'s primary context, retained on first use.
+anvil::hlo::StatusOr<CUcontext> ContextOf(anvil_plugin_context* context, size_t device) {
+  DeviceContext& d = context->devices[device];
+  std::call_once(d.retain, [&] {
+    const CudaDriver& driver = context->driver;
+    d.status = driver.Check(
+        driver.api().cuDevicePrimaryCtxRetain(&d.context, driver.DeviceList().devices[device].device),
+        "cuDevicePrimaryCtxRetain");
+    if (!d.status.ok()) d.context = nullptr;
+  });
+  if (!d.status.ok()) return d.status;
+  return d.context;
 }
 
 anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
@@ -81,30 +109,25 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
     // Loading still succeeds: a machine without a GPU has zero devices here.
     std::fprintf(stderr, "anvil cuda plugin: no devices: %s\n", list.reason.c_str());
   }
-  for (const auto& device : list.devices) {
-    CUcontext c = nullptr;
-    if (auto* e = FromCuda(context.get(), context->driver.api().cuDevicePrimaryCtxRetain(&c, device.device),
-                           "cuDevicePrimaryCtxRetain")) {
-      for (size_t k = 0; k < context->contexts.size(); ++k) {
-        context->driver.api().cuDevicePrimaryCtxRelease(list.devices[k].device);
-      }
-      return e;
-    }
-    context->contexts.push_back(c);
-  }
-  for (size_t k = 0; k < context->contexts.size(); ++k) {
+  context->devices = std::make_unique<DeviceContext[]>(list.devices.size());
+  anvil_plugin_context* self = context.get();
+  for (size_t k = 0; k < list.devices.size(); ++k) {
     const CudaDriver& driver = context->driver;
-    const CUcontext c = context->contexts[k];
     // Up to a quarter of the device's memory waits for reuse.
     context->execution_memory.push_back(std::make_unique<anvil::gpu::CachingAllocator>(
-        [&driver, c](uint64_t bytes) -> anvil::hlo::StatusOr<uint64_t> {
-          ANVIL_RETURN_IF_ERROR(driver.Check(driver.api().cuCtxSetCurrent(c), "cuCtxSetCurrent"));
+        [self, &driver, k](uint64_t bytes) -> anvil::hlo::StatusOr<uint64_t> {
+          ANVIL_ASSIGN_OR_RETURN(CUcontext c, ContextOf(self, k));
+          ContextScope scope(driver, c);
+          ANVIL_RETURN_IF_ERROR(scope.status());
           CUdeviceptr p = 0;
           ANVIL_RETURN_IF_ERROR(driver.Check(driver.api().cuMemAlloc(&p, bytes), "cuMemAlloc"));
           return static_cast<uint64_t>(p);
         },
-        [&driver, c](uint64_t address) {
-          if (driver.api().cuCtxSetCurrent(c) == anvil::cuda::kCudaSuccess) driver.api().cuMemFree(address);
+        [self, &driver, k](uint64_t address) {
+          auto c = ContextOf(self, k);
+          if (!c.ok()) return;
+          ContextScope scope(driver, *c);
+          if (scope.status().ok()) driver.api().cuMemFree(address);
         },
         list.devices[k].total_memory / 4));
   }
@@ -127,13 +150,11 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
 void ContextDestroy(anvil_plugin_context* context) {
   context->execution_memory.clear();  // gives the devices their memory back
   const auto& list = context->driver.DeviceList();
-  for (size_t k = 0; k < context->contexts.size(); ++k) {
-    context->driver.api().cuDevicePrimaryCtxRelease(list.devices[k].device);
+  for (size_t k = 0; k < list.devices.size(); ++k) {
+    if (context->devices[k].context) context->driver.api().cuDevicePrimaryCtxRelease(list.devices[k].device);
   }
   delete context;
 }
-
-size_t Devices(anvil_plugin_context* context) { return context->contexts.size(); }
 
 anvil_plugin_error* DeviceCount(anvil_plugin_context* context, size_t* out) {
   *out = Devices(context);
@@ -145,10 +166,16 @@ anvil_plugin_error* CheckDevice(anvil_plugin_context* context, size_t device) {
   return FromStatus(anvil::gpu::NoSuchDevice(kPlugin, Devices(context), device, context->driver.DeviceList().reason));
 }
 
-// Makes `device`'s context the calling thread's.
-anvil_plugin_error* Use(anvil_plugin_context* context, size_t device) {
+// Runs `work` with `device`'s context current on the calling thread, the
+// thread's own context current again afterwards.
+template <typename Work>
+anvil_plugin_error* OnDevice(anvil_plugin_context* context, size_t device, Work&& work) {
   if (auto* e = CheckDevice(context, device)) return e;
-  return FromCuda(context, context->driver.api().cuCtxSetCurrent(context->contexts[device]), "cuCtxSetCurrent");
+  auto c = ContextOf(context, device);
+  if (!c.ok()) return FromStatus(c.status());
+  ContextScope scope(context->driver, *c);
+  if (!scope.status().ok()) return FromStatus(scope.status());
+  return work();
 }
 
 anvil_plugin_error* DeviceProperties(anvil_plugin_context* context, size_t device, anvil_plugin_device_properties* out) {
@@ -161,14 +188,22 @@ anvil_plugin_error* DeviceProperties(anvil_plugin_context* context, size_t devic
 }
 
 anvil_plugin_error* Allocate(anvil_plugin_context* context, size_t device, size_t bytes, anvil_plugin_memory** out) {
-  if (auto* e = Use(context, device)) return e;
-  CUdeviceptr pointer = 0;
-  // cuMemAlloc refuses zero bytes; an empty array still gets a handle.
-  if (bytes) {
-    if (auto* e = FromCuda(context, context->driver.api().cuMemAlloc(&pointer, bytes), "cuMemAlloc")) return e;
-  }
-  *out = new anvil_plugin_memory{device, pointer, bytes};
-  return nullptr;
+  return OnDevice(context, device, [&]() -> anvil_plugin_error* {
+    CUdeviceptr pointer = 0;
+    // cuMemAlloc refuses zero bytes; an empty array still gets a handle.
+    if (bytes) {
+      const auto& api = context->driver.api();
+      anvil::cuda::CUresult r = api.cuMemAlloc(&pointer, bytes);
+      if (r == anvil::cuda::kCudaErrorOutOfMemory) {
+        // What executions keep for reuse goes back to the device first.
+        context->execution_memory[device]->Trim();
+        r = api.cuMemAlloc(&pointer, bytes);
+      }
+      if (auto* e = FromCuda(context, r, "cuMemAlloc")) return e;
+    }
+    *out = new anvil_plugin_memory{device, pointer, bytes};
+    return nullptr;
+  });
 }
 
 void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
@@ -176,11 +211,11 @@ void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
   if (memory->pointer) {
     // Nothing can report a failure here: a context that cannot be made
     // current leaves the memory to the context's release.
-    if (anvil_plugin_error* e = Use(context, memory->device)) {
-      anvil::plugin::ErrorDestroy(e);
-    } else {
+    anvil_plugin_error* e = OnDevice(context, memory->device, [&]() -> anvil_plugin_error* {
       context->driver.api().cuMemFree(memory->pointer);
-    }
+      return nullptr;
+    });
+    if (e) anvil::plugin::ErrorDestroy(e);
   }
   delete memory;
 }
@@ -192,12 +227,14 @@ anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_mem
   if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
   AsyncCompletion(context->executor, "memory_copy_from_host", done, user, [=]() -> anvil_plugin_error* {
     if (!bytes) return nullptr;
-    if (auto* e = Use(context, memory->device)) return e;
-    const auto& api = context->driver.api();
-    if (auto* e = FromCuda(context, api.cuMemcpyHtoDAsync(memory->pointer, src, bytes, nullptr), "cuMemcpyHtoDAsync")) {
-      return e;
-    }
-    return FromCuda(context, api.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    return OnDevice(context, memory->device, [&]() -> anvil_plugin_error* {
+      const auto& api = context->driver.api();
+      if (auto* e = FromCuda(context, api.cuMemcpyHtoDAsync(memory->pointer, src, bytes, nullptr),
+                             "cuMemcpyHtoDAsync")) {
+        return e;
+      }
+      return FromCuda(context, api.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    });
   });
   return nullptr;
 }
@@ -207,12 +244,14 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
   if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
   AsyncCompletion(context->executor, "memory_copy_to_host", done, user, [=]() -> anvil_plugin_error* {
     if (!bytes) return nullptr;
-    if (auto* e = Use(context, memory->device)) return e;
-    const auto& api = context->driver.api();
-    if (auto* e = FromCuda(context, api.cuMemcpyDtoHAsync(dst, memory->pointer, bytes, nullptr), "cuMemcpyDtoHAsync")) {
-      return e;
-    }
-    return FromCuda(context, api.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    return OnDevice(context, memory->device, [&]() -> anvil_plugin_error* {
+      const auto& api = context->driver.api();
+      if (auto* e = FromCuda(context, api.cuMemcpyDtoHAsync(dst, memory->pointer, bytes, nullptr),
+                             "cuMemcpyDtoHAsync")) {
+        return e;
+      }
+      return FromCuda(context, api.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    });
   });
   return nullptr;
 }
@@ -224,7 +263,9 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const 
     return Error(kUnimplemented, "the CUDA plugin cannot compile for device " + std::to_string(device) +
                                      ": no NVRTC (" + context->targets.why_missing() + ")");
   }
-  auto exe = anvil::cuda::CudaExecutable::Compile(context->driver, context->contexts[device], device,
+  auto c = ContextOf(context, device);
+  if (!c.ok()) return FromStatus(c.status());
+  auto exe = anvil::cuda::CudaExecutable::Compile(context->driver, *c, device,
                                                   context->driver.DeviceList().devices[device], *context->nvrtc,
                                                   std::string_view(text, size), context->executor);
   if (!exe.ok()) return FromStatus(exe.status());
@@ -249,7 +290,9 @@ anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t device, co
   auto serialized =
       anvil::cuda::CudaExecutable::ReadSerialized(std::string_view(static_cast<const char*>(bytes), size));
   if (!serialized.ok()) return FromStatus(serialized.status());
-  auto exe = anvil::cuda::CudaExecutable::Compile(context->driver, context->contexts[device], device,
+  auto c = ContextOf(context, device);
+  if (!c.ok()) return FromStatus(c.status());
+  auto exe = anvil::cuda::CudaExecutable::Compile(context->driver, *c, device,
                                                   context->driver.DeviceList().devices[device], *context->nvrtc,
                                                   serialized->canonical_text, context->executor,
                                                   &serialized->binaries);

@@ -71,6 +71,8 @@ CUresult cuGetErrorString(CUresult error, const char** text) {
 CUresult cuDevicePrimaryCtxRetain(CUcontext*, CUdevice) { return kNotSupported; }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return kNotSupported; }
 CUresult cuCtxSetCurrent(CUcontext) { return kNotSupported; }
+CUresult cuCtxPushCurrent_v2(CUcontext) { return kNotSupported; }
+CUresult cuCtxPopCurrent_v2(CUcontext*) { return kNotSupported; }
 CUresult cuModuleLoadData(CUmodule*, const void*) { return kNotSupported; }
 CUresult cuModuleUnload(CUmodule) { return kNotSupported; }
 CUresult cuModuleGetFunction(CUfunction*, CUmodule, const char*) { return kNotSupported; }

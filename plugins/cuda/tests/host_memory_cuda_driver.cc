@@ -50,6 +50,9 @@ State& S() {
   return *state;
 }
 
+// The depth of each thread's context stack; the plugin must pop what it pushed.
+thread_local int pushed = 0;
+
 }  // namespace
 
 extern "C" {
@@ -110,6 +113,19 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return kCudaSuccess; }
 CUresult cuCtxSetCurrent(CUcontext context) {
   std::lock_guard<std::mutex> lock(S().mutex);
   return context == kContext ? kCudaSuccess : S().Bad(kInvalidContext);
+}
+CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  std::lock_guard<std::mutex> lock(S().mutex);
+  if (context != kContext) return S().Bad(kInvalidContext);
+  ++pushed;
+  return kCudaSuccess;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext* context) {
+  std::lock_guard<std::mutex> lock(S().mutex);
+  if (pushed == 0) return S().Bad(kInvalidContext);
+  --pushed;
+  if (context) *context = kContext;
+  return kCudaSuccess;
 }
 
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
