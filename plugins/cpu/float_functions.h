@@ -201,23 +201,6 @@ struct Copy { template <typename T> T operator()(T x) const { return x; } };
 
 }  // namespace float_fn
 
-template <typename Visit>
-bool VisitFloatBinary(hlo::Opcode op, Visit&& visit) {
-  using hlo::Opcode;
-  switch (op) {
-    case Opcode::kAdd: visit(float_fn::Add{}); return true;
-    case Opcode::kSubtract: visit(float_fn::Subtract{}); return true;
-    case Opcode::kMultiply: visit(float_fn::Multiply{}); return true;
-    case Opcode::kDivide: visit(float_fn::Divide{}); return true;
-    case Opcode::kRemainder: visit(float_fn::Remainder{}); return true;
-    case Opcode::kPower: visit(float_fn::Power{}); return true;
-    case Opcode::kAtan2: visit(float_fn::Atan2{}); return true;
-    case Opcode::kMaximum: visit(float_fn::Maximum{}); return true;
-    case Opcode::kMinimum: visit(float_fn::Minimum{}); return true;
-    default: return false;
-  }
-}
-
 // The binary ops cheap enough that a pass over memory is a large part of
 // their cost, which the fused loop pairs into one pass.
 template <typename Visit>
@@ -230,6 +213,18 @@ bool VisitPairableBinary(hlo::Opcode op, Visit&& visit) {
     case Opcode::kDivide: visit(float_fn::Divide{}); return true;
     case Opcode::kMaximum: visit(float_fn::Maximum{}); return true;
     case Opcode::kMinimum: visit(float_fn::Minimum{}); return true;
+    default: return false;
+  }
+}
+
+template <typename Visit>
+bool VisitFloatBinary(hlo::Opcode op, Visit&& visit) {
+  using hlo::Opcode;
+  if (VisitPairableBinary(op, visit)) return true;
+  switch (op) {
+    case Opcode::kRemainder: visit(float_fn::Remainder{}); return true;
+    case Opcode::kPower: visit(float_fn::Power{}); return true;
+    case Opcode::kAtan2: visit(float_fn::Atan2{}); return true;
     default: return false;
   }
 }

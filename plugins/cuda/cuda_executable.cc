@@ -13,13 +13,21 @@ namespace anvil::cuda {
 // per distinct pass, loaded when the builder first meets it.
 class CubinLoader : public gpu::KernelLoader {
  public:
-  // `cubins` by their pass's KernelKey.
-  CubinLoader(CudaExecutable& exe, std::unordered_map<std::string, std::string> cubins)
-      : exe_(exe), cubins_(std::move(cubins)) {}
+  // `sources`: the kernels emitted ahead; `cubins` by their pass's KernelKey.
+  CubinLoader(CudaExecutable& exe, std::unordered_map<const hlo::KernelSpec*, gpu::KernelSource> sources,
+              std::unordered_map<std::string, std::string> cubins)
+      : exe_(exe), sources_(std::move(sources)), cubins_(std::move(cubins)) {}
 
   const gpu::KernelOptions& options() const override { return CudaKernelOptions(); }
 
   hlo::StatusOr<gpu::KernelSource> Emit(const hlo::KernelSpec& spec) override {
+    // Emitted ahead (taken once: a computation two loops share is built
+    // twice), or now.
+    if (auto ahead = sources_.find(&spec); ahead != sources_.end()) {
+      gpu::KernelSource source = std::move(ahead->second);
+      sources_.erase(ahead);
+      return source;
+    }
     return gpu::EmitKernel(spec, CudaDialect(), CudaKernelOptions());
   }
 
@@ -44,6 +52,7 @@ class CubinLoader : public gpu::KernelLoader {
 
  private:
   CudaExecutable& exe_;
+  std::unordered_map<const hlo::KernelSpec*, gpu::KernelSource> sources_;
   std::unordered_map<std::string, std::string> cubins_;  // by KernelKey
   std::unordered_map<std::string, const void*> loaded_;
 };
@@ -75,13 +84,13 @@ hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   ContextScope scope(driver, context);
   ANVIL_RETURN_IF_ERROR(scope.status());
   ANVIL_ASSIGN_OR_RETURN(gpu::PlannedProgram planned, gpu::PlanProgram(canonical_text));
-  ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules,
-                         gpu::EmitProgramKernels(planned.plan, CudaDialect(), CudaKernelOptions()));
+  ANVIL_ASSIGN_OR_RETURN(gpu::EmittedProgram emitted,
+                         gpu::EmitProgram(planned.plan, CudaDialect(), CudaKernelOptions()));
   // What a serialised executable brings is loaded as it is (the cache's key
   // holds the device, so these cubins are for its sm); the rest compiles.
   std::unordered_map<std::string, std::string> cubins;
   std::vector<gpu::KernelModule> to_compile;
-  for (gpu::KernelModule& m : modules) {
+  for (gpu::KernelModule& m : emitted.modules) {
     if (known) {
       std::string key = gpu::KernelKey(m.text);
       if (auto found = known->find(key); found != known->end()) {
@@ -98,7 +107,7 @@ hlo::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   }
 
   std::unique_ptr<CudaExecutable> exe(new CudaExecutable(driver, context, device_index));
-  CubinLoader loader(*exe, std::move(cubins));
+  CubinLoader loader(*exe, std::move(emitted.sources), std::move(cubins));
   // One allocation may hold what the device has.
   const uint64_t chunk_limit = std::max<uint64_t>(device.total_memory, uint64_t{1} << 20);
   ANVIL_ASSIGN_OR_RETURN(exe->program_, gpu::BuildDeviceProgram(*planned.module, planned.plan, loader, chunk_limit,

@@ -17,9 +17,9 @@ hlo::StatusOr<PlannedProgram> PlanProgram(std::string_view canonical_text) {
   return program;
 }
 
-hlo::StatusOr<std::vector<KernelModule>> EmitProgramKernels(const hlo::ProgramPlan& plan, const KernelDialect& dialect,
-                                                            const KernelOptions& options) {
-  std::vector<KernelModule> kernels;
+hlo::StatusOr<EmittedProgram> EmitProgram(const hlo::ProgramPlan& plan, const KernelDialect& dialect,
+                                          const KernelOptions& options) {
+  EmittedProgram program;
   std::unordered_set<std::string> seen;
   for (const hlo::ComputationPlan& computation : plan.computations) {
     for (const hlo::PlanStep& step : computation.steps) {
@@ -28,11 +28,18 @@ hlo::StatusOr<std::vector<KernelModule>> EmitProgramKernels(const hlo::ProgramPl
       for (size_t p = 0; p < source.passes.size(); ++p) {
         if (!seen.insert(source.passes[p].text).second) continue;
         std::string name = "%" + step.kernel.root->name + (p ? " pass " + std::to_string(p + 1) : "");
-        kernels.push_back({std::move(name), std::move(source.passes[p].text)});
+        program.modules.push_back({std::move(name), source.passes[p].text});
       }
+      program.sources.emplace(&step.kernel, std::move(source));
     }
   }
-  return kernels;
+  return program;
+}
+
+hlo::StatusOr<std::vector<KernelModule>> EmitProgramKernels(const hlo::ProgramPlan& plan, const KernelDialect& dialect,
+                                                            const KernelOptions& options) {
+  ANVIL_ASSIGN_OR_RETURN(EmittedProgram program, EmitProgram(plan, dialect, options));
+  return std::move(program.modules);
 }
 
 }  // namespace anvil::gpu

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "hlo/ir.h"
@@ -29,8 +30,19 @@ struct KernelModule {
   std::string text;
 };
 
-// Every distinct pass of every kernel of `plan`; the first kernel the
-// generator refuses is the error (UNIMPLEMENTED naming it).
+// Every kernel of a plan, emitted once: each kernel's source by its spec
+// (what a KernelLoader's Emit hands the device program's builder), and
+// every distinct pass once (what a compiler compiles).
+struct EmittedProgram {
+  std::unordered_map<const hlo::KernelSpec*, KernelSource> sources;
+  std::vector<KernelModule> modules;
+};
+
+// The first kernel the generator refuses is the error (UNIMPLEMENTED
+// naming it).
+hlo::StatusOr<EmittedProgram> EmitProgram(const hlo::ProgramPlan& plan, const KernelDialect& dialect,
+                                          const KernelOptions& options);
+// EmitProgram's distinct passes alone.
 hlo::StatusOr<std::vector<KernelModule>> EmitProgramKernels(const hlo::ProgramPlan& plan, const KernelDialect& dialect,
                                                             const KernelOptions& options);
 

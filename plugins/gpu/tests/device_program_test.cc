@@ -16,9 +16,12 @@
 #include "plugins/gpu/cxx_dialect.h"
 #include "plugins/gpu/program_kernels.h"
 #include "plugins/gpu/program_walker.h"
+#include "plugins/gpu/tests/test_programs.h"
 
 namespace anvil::gpu {
 namespace {
+
+using testing::kCountedLoop;
 
 // Kernels as the names of their roots: a pass's handle points at the name.
 class NamingLoader : public KernelLoader {
@@ -93,30 +96,6 @@ size_t Count(const std::vector<std::string>& log, const std::string& entry) {
   for (const std::string& e : log) n += e == entry;
   return n;
 }
-
-constexpr const char* kCountedLoop = R"(HloModule loop
-cond {
-  p = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  p = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  x = f32[4] get-tuple-element(p), index=1
-  one = s32[] constant(1)
-  next_i = s32[] add(i, one)
-  doubled = f32[4] add(x, x)
-  ROOT t = (s32[], f32[4]) tuple(next_i, doubled)
-}
-ENTRY e {
-  x = f32[4] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], f32[4]) tuple(zero, x)
-  w = (s32[], f32[4]) while(init), condition=cond, body=body
-  ROOT r = f32[4] get-tuple-element(w), index=1
-})";
 
 TEST(DeviceProgram, AWhileLoopIsAnOpWithItsConditionAndBody) {
   NamingLoader loader;

@@ -1,6 +1,6 @@
 // What the GPU layer's and the GPU plugins' tests share: a program with a
-// kernel of each kind the generator has, on several element types, and a
-// stand-in for core's host executor.
+// kernel of each kind the generator has, on several element types, a
+// counted while loop, and a stand-in for core's host executor.
 #pragma once
 
 #include <thread>
@@ -33,6 +33,32 @@ ENTRY e {
   cs = c64[3] sqrt(c)
   lq = f64[5] log-plus-one(q)
   ROOT out = (f32[6,4], f32[4,3], f32[4], f32[1,4,4,4], (s32[8], f16[8]), c64[3], f64[5]) tuple(t, d, r, conv, sorted, cs, lq)
+})";
+
+// A while loop counting to 3 while it doubles an f32[4]; its result is
+// the loop state's array.
+inline constexpr const char* kCountedLoop = R"(HloModule loop
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next_i = s32[] add(i, one)
+  doubled = f32[4] add(x, x)
+  ROOT t = (s32[], f32[4]) tuple(next_i, doubled)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, x)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
 })";
 
 // Core's host executor stand-in: each job on a thread of its own.
