@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
-#include "hlo/binary_module.h"
 #include "hlo/hlo_parser.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/serialized_executable.h"
 
 struct anvil_plugin_memory {
   void* data;
@@ -81,6 +81,8 @@ using anvil::cpu::Plan;
 struct Executable {
   // The module stays: kernels that fall back to the evaluator read it.
   std::unique_ptr<anvil::hlo::Module> module;
+  // oneDNN's choices for its convolutions, serialised with the module.
+  std::unique_ptr<anvil::cpu::ConvLayoutBook> layouts;
   std::unique_ptr<Plan> plan;
   // The scratch block of the last execution, kept for the next one: a large
   // plan's scratch (GiBs for a training step) would otherwise be faulted in
@@ -187,12 +189,14 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
 }
 
 // Plans a parsed module (from the canonical text or from serialised bytes).
+// `layouts`: what a compile recorded (a load from the compile cache), or empty.
 anvil_plugin_error* CompileModule(anvil_plugin_context* context, std::unique_ptr<anvil::hlo::Module> module,
-                                  anvil_plugin_executable** out) {
+                                  std::unique_ptr<anvil::cpu::ConvLayoutBook> layouts, anvil_plugin_executable** out) {
   auto exe = std::make_unique<Executable>();
   exe->module = std::move(module);
+  exe->layouts = std::move(layouts);
   HostSpan span(context->executor, "cpu: plan");
-  auto plan = anvil::cpu::BuildPlan(*exe->module);
+  auto plan = anvil::cpu::BuildPlan(*exe->module, exe->layouts.get());
   if (!plan.ok()) return FromStatus(plan.status());
   exe->plan = std::move(plan).value();
   // A plan whose live buffers cannot fit in this host is refused now, before
@@ -216,7 +220,7 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* t
     return anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
   }();
   if (!module.ok()) return FromStatus(module.status());
-  return CompileModule(context, std::move(module).value(), out);
+  return CompileModule(context, std::move(module).value(), std::make_unique<anvil::cpu::ConvLayoutBook>(), out);
 }
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
@@ -304,24 +308,23 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   return nullptr;
 }
 
-// What is kept is the module in its binary form: loading it skips the text
-// parse (about half of a warm load), and the plan is built again from it
-// (its kernels are closures over the module's instructions).
+// What is kept is the module in its binary form and oneDNN's convolution
+// layouts (serialized_executable.h): loading skips the text parse and every
+// question to oneDNN, and the plan is built again from them.
 anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
-  anvil::plugin::GiveSerialized(anvil::hlo::WriteBinaryModule(*reinterpret_cast<Executable*>(executable)->module),
-                                out, size);
+  const auto& exe = *reinterpret_cast<Executable*>(executable);
+  anvil::plugin::GiveSerialized(anvil::cpu::WriteExecutable(*exe.module, *exe.layouts), out, size);
   return nullptr;
 }
 
 anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t, const void* bytes, size_t size,
                                 anvil_plugin_executable** out) {
-  auto module = [&] {
+  auto read = [&] {
     HostSpan span(context->executor, "cpu: read serialised module");
-    return anvil::hlo::ReadBinaryModule(std::string_view(static_cast<const char*>(bytes), size),
-                                        "serialised CPU executable");
+    return anvil::cpu::ReadExecutable(std::string_view(static_cast<const char*>(bytes), size));
   }();
-  if (!module.ok()) return FromStatus(module.status());
-  return CompileModule(context, std::move(module).value(), out);
+  if (!read.ok()) return FromStatus(read.status());
+  return CompileModule(context, std::move(read->module), std::move(read->layouts), out);
 }
 
 anvil_plugin_api MakeApi() {

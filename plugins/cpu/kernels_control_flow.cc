@@ -42,7 +42,8 @@ void RunSteps(const Plan& plan, const Frame& frame) {
 }
 
 hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<Slot>& state_in,
-                                  const std::vector<Slot>& state_out, Temp* temp, int* nested_reference_steps) {
+                                  const std::vector<Slot>& state_out, Temp* temp, int* nested_reference_steps,
+                                  ConvLayoutBook* layouts) {
   if (i.called_computations.size() != 2 || state_in.size() != state_out.size()) {
     return hlo::InvalidArgument("while %" + i.name + " needs a condition, a body and one state");
   }
@@ -53,9 +54,9 @@ hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<S
   const hlo::Computation& condition = *i.called_computations[condition_first ? 0 : 1];
   const hlo::Computation& body = *i.called_computations[condition_first ? 1 : 0];
   auto loop = std::make_shared<Loop>();
-  auto built_condition = BuildNestedPlan(condition);
+  auto built_condition = BuildNestedPlan(condition, layouts);
   if (!built_condition.ok()) return built_condition.status();
-  auto built_body = BuildNestedPlan(body);
+  auto built_body = BuildNestedPlan(body, layouts);
   if (!built_body.ok()) return built_body.status();
   loop->condition = std::move(built_condition).value();
   loop->body = std::move(built_body).value();
@@ -109,7 +110,8 @@ hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<S
 
 hlo::StatusOr<Kernel> ConditionalKernel(const hlo::Instruction& i, const Slot& selector,
                                         const std::vector<std::vector<Slot>>& branch_operands,
-                                        const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps) {
+                                        const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps,
+                                        ConvLayoutBook* layouts) {
   const size_t n = i.called_computations.size();
   if (n == 0 || branch_operands.size() != n) return hlo::InvalidArgument("conditional %" + i.name + " has no branches");
   const hlo::ElementType selector_type = i.operands[0]->shape.element_type();
@@ -120,7 +122,7 @@ hlo::StatusOr<Kernel> ConditionalKernel(const hlo::Instruction& i, const Slot& s
   int64_t scratch = 0;
   *nested_reference_steps = 0;
   for (size_t b = 0; b < n; ++b) {
-    auto plan = BuildNestedPlan(*i.called_computations[b]);
+    auto plan = BuildNestedPlan(*i.called_computations[b], layouts);
     if (!plan.ok()) return plan.status();
     if ((*plan)->parameter_shapes.size() != branch_operands[b].size() || (*plan)->output_shapes.size() != result.size()) {
       return hlo::InvalidArgument("conditional %" + i.name + ": a branch does not fit its operand or the result");

@@ -44,10 +44,11 @@ std::optional<ConvolutionAttributes> ReadF32Convolution(const hlo::Instruction& 
 
 }  // namespace
 
-Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
+Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp,
+                         ConvLayoutBook* layouts) {
   const std::optional<ConvolutionAttributes> attributes = ReadF32Convolution(i);
   if (!attributes || in.size() != 2) return nullptr;
-  if (Kernel library = OnednnConvolutionKernel(i, *attributes, in, out, temp)) return library;
+  if (Kernel library = OnednnConvolutionKernel(i, *attributes, in, out, temp, layouts)) return library;
   if (Kernel direct = DirectConvolutionKernel(i, *attributes, in, out)) return direct;
   const hlo::ConvDimensionNumbers& dn = attributes->dn;
   const std::vector<hlo::WindowDim>& window = attributes->window;
@@ -169,7 +170,8 @@ struct WidenedConvolution {
 };
 
 template <typename T>
-Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
+Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp,
+                   ConvLayoutBook* layouts) {
   auto widened = std::make_shared<WidenedConvolution>();
   widened->lhs.shape = i.operands[0]->shape;
   widened->rhs.shape = i.operands[1]->shape;
@@ -179,7 +181,7 @@ Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const
   widened->conv.shape.set_element_type(hlo::ElementType::kF32);
   widened->conv.operands = {&widened->lhs, &widened->rhs};
   Kernel inner = ConvolutionKernel(widened->conv, {Slot{Slot::Kind::kParameter, 0, 0}, Slot{Slot::Kind::kParameter, 1, 0}},
-                                   Slot{Slot::Kind::kOutput, 0, 0}, temp);
+                                   Slot{Slot::Kind::kOutput, 0, 0}, temp, layouts);
   if (!inner) return nullptr;
   const int64_t lhs_count = i.operands[0]->shape.ElementCount(), rhs_count = i.operands[1]->shape.ElementCount();
   const int64_t out_count = i.shape.ElementCount();
@@ -201,7 +203,7 @@ Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const
 }  // namespace
 
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out,
-                                    Temp* temp) {
+                                    Temp* temp, ConvLayoutBook* layouts) {
   // bf16 and f16 convolutions accumulate in f32, as the reference evaluator
   // computes them: widen, convolve in f32, round once.
   const hlo::ElementType t = i.shape.element_type();
@@ -209,8 +211,8 @@ Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector
       i.operands[1]->shape.element_type() != t) {
     return nullptr;
   }
-  if (t == hlo::ElementType::kBF16) return WidenAround<Bf16>(i, in, out, temp);
-  if (t == hlo::ElementType::kF16) return WidenAround<F16>(i, in, out, temp);
+  if (t == hlo::ElementType::kBF16) return WidenAround<Bf16>(i, in, out, temp, layouts);
+  if (t == hlo::ElementType::kF16) return WidenAround<F16>(i, in, out, temp, layouts);
   return nullptr;
 }
 

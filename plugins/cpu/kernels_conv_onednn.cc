@@ -7,6 +7,10 @@
 // `format any`), the reorders between Anvil's row-major arrays and those
 // layouts, and where each temporary lives in the step's temp region (the
 // plan's scratch block, so an execution allocates nothing here). The
+// choices are recorded in the executable's ConvLayoutBook (conv_layouts.h),
+// so that a load from the compile cache lays out the same temporaries
+// without asking oneDNN, and the first execution describes the recorded
+// implementation again. The
 // primitives themselves, which oneDNN JIT-compiles and cannot serialise for
 // CPU engines, are created by the first execution that runs the step: a
 // compile, and a load from the compile cache, do not pay for code generation
@@ -16,11 +20,14 @@
 // primitive and reorders the result back.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <optional>
 #include <string>
 
+#include "plugins/cpu/conv_layouts.h"
 #include "plugins/cpu/conv_problem.h"
 #include "plugins/cpu/plan.h"
 
@@ -91,7 +98,10 @@ void WriteMirrored(const Mirror& m, const float* source, float* dense) {
 }
 
 struct CompiledConvolution {
-  dnnl::primitive_desc_base pd;  // the chosen implementation
+  ConvProblem problem;  // to describe the primitive again after a load
+  // The chosen implementation; empty after a load from the compile cache
+  // until the first execution describes it again from the layouts below.
+  dnnl::primitive_desc pd;
   // Created once, by the first execution (Ready).
   std::once_flag created;
   dnnl::primitive primitive;
@@ -108,62 +118,60 @@ dnnl::primitive_attr UserScratchpad() {
   return attr;
 }
 
-// The primitive descriptor for `p` (the implementation oneDNN chooses) and
-// its three ports, bound to oneDNN's argument roles, or throws dnnl::error
-// when oneDNN has no implementation. Nothing is JIT-compiled yet (Ready).
-std::shared_ptr<CompiledConvolution> DescribePrimitive(const ConvProblem& p, bool plain_activations) {
+// oneDNN's descriptor for `p` with its operands in the given layouts (format
+// `any` lets oneDNN choose), or throws dnnl::error when oneDNN has no
+// implementation. Nothing is JIT-compiled yet (Ready).
+dnnl::primitive_desc Describe(const ConvProblem& p, const memory::desc& src, const memory::desc& weights,
+                              const memory::desc& dst) {
   const dnnl::engine& engine = CpuEngine();
   const memory::dims strides(p.strides.begin(), p.strides.end()), dilates(p.dilates.begin(), p.dilates.end());
   const memory::dims pad_l(p.pad_l.begin(), p.pad_l.end()), pad_r(p.pad_r.begin(), p.pad_r.end());
   const auto algorithm = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = UserScratchpad();
-  auto compiled = std::make_shared<CompiledConvolution>();
   // The backward primitives take a forward one as a hint for their layouts.
-  // Activations in Anvil's own layout, or in whichever oneDNN prefers.
-  auto act = [&](const ConvOperand& o) { return plain_activations ? StridedDesc(o) : AnyDesc(o); };
-  const dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, act(p.src),
-                                                AnyDesc(p.weights), act(p.dst), strides, dilates, pad_l, pad_r);
+  const dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, src, weights, dst,
+                                                strides, dilates, pad_l, pad_r);
   const dnnl::convolution_forward::primitive_desc forward_pd(forward, attr, engine);
-  dnnl::primitive_desc_base pd = forward_pd;
   switch (p.kind) {
-    case Kind::kForward:
-      compiled->a.arg = DNNL_ARG_SRC;
-      compiled->b.arg = DNNL_ARG_WEIGHTS;
-      compiled->c.arg = DNNL_ARG_DST;
-      break;
+    case Kind::kForward: return forward_pd;
     case Kind::kBackwardData: {
-      const dnnl::convolution_backward_data::desc d(algorithm, act(p.src), AnyDesc(p.weights), act(p.dst),
-                                                    strides, dilates, pad_l, pad_r);
-      const dnnl::convolution_backward_data::primitive_desc data_pd(d, attr, engine, forward_pd);
-      pd = data_pd;
-      compiled->a.arg = DNNL_ARG_DIFF_DST;
-      compiled->b.arg = DNNL_ARG_WEIGHTS;
-      compiled->c.arg = DNNL_ARG_DIFF_SRC;
-      break;
+      const dnnl::convolution_backward_data::desc d(algorithm, src, weights, dst, strides, dilates, pad_l, pad_r);
+      return dnnl::convolution_backward_data::primitive_desc(d, attr, engine, forward_pd);
     }
     case Kind::kBackwardWeights: {
-      const dnnl::convolution_backward_weights::desc d(algorithm, act(p.src), AnyDesc(p.weights), act(p.dst),
-                                                       strides, dilates, pad_l, pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc weights_pd(d, attr, engine, forward_pd);
-      pd = weights_pd;
-      compiled->a.arg = DNNL_ARG_SRC;
-      compiled->b.arg = DNNL_ARG_DIFF_DST;
-      compiled->c.arg = DNNL_ARG_DIFF_WEIGHTS;
-      break;
+      const dnnl::convolution_backward_weights::desc d(algorithm, src, weights, dst, strides, dilates, pad_l, pad_r);
+      return dnnl::convolution_backward_weights::primitive_desc(d, attr, engine, forward_pd);
     }
+  }
+  throw dnnl::error(dnnl_invalid_arguments, "unknown convolution kind");
+}
+
+// The ports of `p`: oneDNN's argument roles of HLO's lhs, rhs and result
+// and Anvil's layouts of them (the mirrored weights' dense copy, if any).
+void BindPorts(const ConvProblem& p, CompiledConvolution& compiled) {
+  switch (p.kind) {
+    case Kind::kForward:
+      compiled.a.arg = DNNL_ARG_SRC;
+      compiled.b.arg = DNNL_ARG_WEIGHTS;
+      compiled.c.arg = DNNL_ARG_DST;
+      break;
+    case Kind::kBackwardData:
+      compiled.a.arg = DNNL_ARG_DIFF_DST;
+      compiled.b.arg = DNNL_ARG_WEIGHTS;
+      compiled.c.arg = DNNL_ARG_DIFF_SRC;
+      break;
+    case Kind::kBackwardWeights:
+      compiled.a.arg = DNNL_ARG_SRC;
+      compiled.b.arg = DNNL_ARG_DIFF_DST;
+      compiled.c.arg = DNNL_ARG_DIFF_WEIGHTS;
+      break;
   }
   const ConvOperand* user_a = p.kind == Kind::kBackwardData ? &p.dst : &p.src;
   const ConvOperand* user_b = p.kind == Kind::kBackwardWeights ? &p.dst : &p.weights;
   const ConvOperand* user_c = p.kind == Kind::kForward ? &p.dst : p.kind == Kind::kBackwardData ? &p.src : &p.weights;
-  compiled->a.user = StridedDesc(*user_a);
-  compiled->b.user = StridedDesc(*user_b);
-  compiled->c.user = StridedDesc(*user_c);
-  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) {
-    port->primitive = pd.query_md(dnnl::query::exec_arg_md, port->arg);
-  }
-  compiled->scratchpad = pd.scratchpad_desc();
-  compiled->impl = pd.impl_info_str();
-  compiled->pd = pd;
+  compiled.a.user = StridedDesc(*user_a);
+  compiled.b.user = StridedDesc(*user_b);
+  compiled.c.user = StridedDesc(*user_c);
   bool mirrored = false;
   for (bool f : p.flip) mirrored |= f;
   if (mirrored) {
@@ -174,18 +182,92 @@ std::shared_ptr<CompiledConvolution> DescribePrimitive(const ConvProblem& p, boo
     m.strides = user_b->strides;
     m.flip.assign(m.dims.size() - p.flip.size(), false);
     m.flip.insert(m.flip.end(), p.flip.begin(), p.flip.end());
-    compiled->mirror_b = m;
-    compiled->b.user = StridedDesc(ConvOperand{m.dims, RowMajorStrides(m.dims)});
+    compiled.mirror_b = m;
+    compiled.b.user = StridedDesc(ConvOperand{m.dims, RowMajorStrides(m.dims)});
   }
-  // Inputs are reordered into the primitive's layout, the result out of it.
-  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) port->reordered = port->user != port->primitive;
+}
+
+// The operands' layouts in oneDNN's roles (src, weights, dst) from the
+// ports' primitive-side layouts.
+void RoleLayouts(const CompiledConvolution& c, memory::desc* src, memory::desc* weights, memory::desc* dst) {
+  const Kind kind = c.problem.kind;
+  *src = kind == Kind::kBackwardData ? c.c.primitive : c.a.primitive;
+  *weights = kind == Kind::kBackwardWeights ? c.c.primitive : c.b.primitive;
+  *dst = kind == Kind::kBackwardData ? c.a.primitive : kind == Kind::kBackwardWeights ? c.b.primitive : c.c.primitive;
+}
+
+// The convolution as oneDNN describes `p`, activations in Anvil's own layout
+// or in whichever oneDNN prefers; throws dnnl::error when it has no
+// implementation.
+std::shared_ptr<CompiledConvolution> DescribeConvolution(const ConvProblem& p, bool plain_activations) {
+  auto compiled = std::make_shared<CompiledConvolution>();
+  compiled->problem = p;
+  auto act = [&](const ConvOperand& o) { return plain_activations ? StridedDesc(o) : AnyDesc(o); };
+  compiled->pd = Describe(p, act(p.src), AnyDesc(p.weights), act(p.dst));
+  BindPorts(p, *compiled);
+  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) {
+    port->primitive = compiled->pd.query_md(dnnl::query::exec_arg_md, port->arg);
+  }
+  compiled->scratchpad = compiled->pd.scratchpad_desc();
+  compiled->impl = compiled->pd.impl_info_str();
   return compiled;
+}
+
+memory::desc DescFromBytes(const std::string& bytes) {
+  dnnl_memory_desc_t data;
+  std::memcpy(&data, bytes.data(), sizeof data);  // ConvLayoutBook::Read checked the size
+  return memory::desc(data);
+}
+
+std::string BytesOf(const memory::desc& desc) {
+  return std::string(reinterpret_cast<const char*>(&desc.data), sizeof desc.data);
+}
+
+// The convolution as a compile described it, from its recorded layouts:
+// no oneDNN descriptor until the first execution (Ready).
+std::shared_ptr<CompiledConvolution> RecordedConvolution(const ConvProblem& p, const ConvLayout& layout) {
+  auto compiled = std::make_shared<CompiledConvolution>();
+  compiled->problem = p;
+  BindPorts(p, *compiled);
+  Port* ports[3] = {&compiled->a, &compiled->b, &compiled->c};
+  for (int k = 0; k < 3; ++k) ports[k]->primitive = DescFromBytes(layout.ports[k]);
+  compiled->scratchpad = DescFromBytes(layout.scratchpad);
+  compiled->impl = layout.impl;
+  return compiled;
+}
+
+ConvLayout LayoutOf(const CompiledConvolution& c) {
+  return ConvLayout{{BytesOf(c.a.primitive), BytesOf(c.b.primitive), BytesOf(c.c.primitive)},
+                    BytesOf(c.scratchpad),
+                    c.impl};
+}
+
+// Describes a loaded convolution again: the recorded implementation on the
+// recorded layouts. oneDNN lists its implementations in a fixed order, so
+// the walk finds the one the compile chose; if this process has it no more
+// (the book's provenance check makes that unlikely), running the step fails
+// with a message rather than computing with other layouts than planned.
+dnnl::primitive_desc DescribeRecorded(const CompiledConvolution& c) {
+  memory::desc src, weights, dst;
+  RoleLayouts(c, &src, &weights, &dst);
+  dnnl::primitive_desc pd = Describe(c.problem, src, weights, dst);
+  const Port* ports[3] = {&c.a, &c.b, &c.c};
+  for (;;) {
+    bool same = pd.impl_info_str() == c.impl && pd.scratchpad_desc() == c.scratchpad;
+    for (const Port* port : ports) same = same && pd.query_md(dnnl::query::exec_arg_md, port->arg) == port->primitive;
+    if (same) return pd;
+    if (!pd.next_impl()) {
+      throw std::runtime_error("oneDNN no longer offers the convolution implementation " + c.impl +
+                               " this executable was compiled for; clear the compile cache");
+    }
+  }
 }
 
 // The primitive and its reorders, made once, by the first execution.
 void Ready(CompiledConvolution& conv) {
   std::call_once(conv.created, [&conv] {
     const dnnl::engine& engine = CpuEngine();
+    if (!conv.pd) conv.pd = DescribeRecorded(conv);
     conv.primitive = dnnl::primitive(conv.pd.get());  // forward, backward data or weights, as chosen
     for (Port* port : {&conv.a, &conv.b}) {
       if (port->reordered) {
@@ -201,24 +283,32 @@ void Ready(CompiledConvolution& conv) {
 }  // namespace
 
 Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
-                               const std::vector<Slot>& in, const Slot& out, Temp* temp) {
+                               const std::vector<Slot>& in, const Slot& out, Temp* temp, ConvLayoutBook* layouts) {
   const std::optional<ConvProblem> problem = PoseConvolution(i, attributes);
   if (!problem || !temp) return nullptr;
-  // A JIT implementation that reads and writes Anvil's row-major arrays as
-  // they are (MobileNet's first layer, with 3 input channels) saves two
-  // reorders; a gemm or reference one on them is slower than reordering to
-  // a blocked layout and back (MobileNet's step: 7.2 s against 2.6 s).
+  const std::string key = layouts ? ConvProblemKey(*problem) : std::string();
   std::shared_ptr<CompiledConvolution> compiled;
-  try {
-    compiled = DescribePrimitive(*problem, /*plain_activations=*/true);
-    if (compiled->impl.rfind("jit", 0) != 0) compiled.reset();
-  } catch (const dnnl::error&) {
+  if (const ConvLayout* recorded = layouts ? layouts->Find(key) : nullptr) {
+    compiled = RecordedConvolution(*problem, *recorded);
+  } else {
+    // A JIT implementation that reads and writes Anvil's row-major arrays as
+    // they are (MobileNet's first layer, with 3 input channels) saves two
+    // reorders; a gemm or reference one on them is slower than reordering to
+    // a blocked layout and back (MobileNet's step: 7.2 s against 2.6 s).
+    try {
+      compiled = DescribeConvolution(*problem, /*plain_activations=*/true);
+      if (compiled->impl.rfind("jit", 0) != 0) compiled.reset();
+    } catch (const dnnl::error&) {
+    }
+    try {
+      if (!compiled) compiled = DescribeConvolution(*problem, /*plain_activations=*/false);
+    } catch (const dnnl::error&) {
+      return nullptr;  // no oneDNN implementation for this problem: the generic kernels take it
+    }
+    if (layouts) layouts->Record(key, LayoutOf(*compiled));
   }
-  try {
-    if (!compiled) compiled = DescribePrimitive(*problem, /*plain_activations=*/false);
-  } catch (const dnnl::error&) {
-    return nullptr;  // no oneDNN implementation for this problem: the generic kernels take it
-  }
+  // Inputs are reordered into the primitive's layout, the result out of it.
+  for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) port->reordered = port->user != port->primitive;
   // Lay out the temporaries after the temp region's start.
   int64_t top = 0;
   compiled->scratchpad_at = Reserve(top, compiled->scratchpad.get_size());

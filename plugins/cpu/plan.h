@@ -86,11 +86,15 @@ struct Plan {
   bool runs_inline = false;
 };
 
-// Compiles the canonical module's entry into a plan.
-hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module);
+class ConvLayoutBook;
+
+// Compiles the canonical module's entry into a plan. `layouts` (optional)
+// gives oneDNN's choices for convolutions a compile described before (a
+// load from the compile cache), and receives those it describes now.
+hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts = nullptr);
 // Compiles a computation a loop runs: its parameter's array leaves are the
 // plan's parameters, in order, and its root's leaves its outputs.
-hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation);
+hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation, ConvLayoutBook* layouts);
 // Runs a plan's steps on `frame` (errors are thrown, as from any step).
 void RunSteps(const Plan& plan, const Frame& frame);
 
@@ -144,30 +148,33 @@ Kernel SelectAndScatterKernel(const hlo::Instruction& i, const std::vector<Slot>
 // `nested_reference_steps` gets the reference steps of both plans (the
 // profile counts them with the entry's). Both in kernels_control_flow.cc.
 hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<Slot>& state_in,
-                                  const std::vector<Slot>& state_out, Temp* temp, int* nested_reference_steps);
+                                  const std::vector<Slot>& state_out, Temp* temp, int* nested_reference_steps,
+                                  ConvLayoutBook* layouts);
 // conditional: each branch a nested plan reading its operand's leaves and
 // writing the result's leaves.
 hlo::StatusOr<Kernel> ConditionalKernel(const hlo::Instruction& i, const Slot& selector,
                                         const std::vector<std::vector<Slot>>& branch_operands,
-                                        const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps);
+                                        const std::vector<Slot>& result, Temp* temp, int* nested_reference_steps,
+                                        ConvLayoutBook* layouts);
 // Sort of one or more operands: `out` holds the result leaves' slots.
 Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 // topk: `out` holds the values' and the indices' slots.
 Kernel TopKKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
-Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);
+Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp,
+                         ConvLayoutBook* layouts);
 // f32 convolutions through oneDNN's forward, backward-data and
 // backward-weights primitives (ConvolutionKernel tries it first).
 Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
-                               const std::vector<Slot>& in, const Slot& out, Temp* temp);
+                               const std::vector<Slot>& in, const Slot& out, Temp* temp, ConvLayoutBook* layouts);
 // 2-D f32 convolutions with at most a few output features per group,
 // computed directly (ConvolutionKernel tries it first, with the attributes
 // it has read).
 Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
                                const std::vector<Slot>& in, const Slot& out);
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out,
-                                    Temp* temp);
+                                    Temp* temp, ConvLayoutBook* layouts);
 // triangular-solve of float and complex types (kernels_triangular_solve.cc).
 Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);

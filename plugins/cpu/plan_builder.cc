@@ -95,7 +95,8 @@ class Builder {
  public:
   // `nested`: a computation a while loop runs, whose one parameter may be a
   // tuple (its leaves become parameters 0, 1, ... in order).
-  Builder(const hlo::Computation& entry, bool nested) : entry_(entry), nested_(nested) {}
+  Builder(const hlo::Computation& entry, bool nested, ConvLayoutBook* layouts)
+      : entry_(entry), nested_(nested), layouts_(layouts) {}
   hlo::StatusOr<std::unique_ptr<Plan>> Build();
 
  private:
@@ -110,6 +111,7 @@ class Builder {
 
   const hlo::Computation& entry_;
   const bool nested_;
+  ConvLayoutBook* const layouts_;  // may be null
   int64_t next_parameter_ = 0;  // leaves of a nested computation's tuple parameter
   // A value for a parameter of `shape`, its array leaves parameter slots.
   int ParameterValue(const hlo::Shape& shape);
@@ -474,7 +476,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       Temp temp{temp_region, 0};
       // A loop whose condition or body cannot be planned runs in the evaluator.
       int nested_reference_steps = 0;
-      auto built = WhileKernel(i, state_in, state_out, &temp, &nested_reference_steps);
+      auto built = WhileKernel(i, state_in, state_out, &temp, &nested_reference_steps, layouts_);
       if (built.ok()) {
         kernel = std::move(built).value();
         temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
@@ -497,7 +499,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       Temp temp{temp_region, 0};
       int nested_reference_steps = 0;
       auto built = ConditionalKernel(i, SlotOf(operand_values[s][0]), branch_operands, result, &temp,
-                                     &nested_reference_steps);
+                                     &nested_reference_steps, layouts_);
       if (built.ok()) {  // otherwise the evaluator runs it
         kernel = std::move(built).value();
         temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
@@ -525,8 +527,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kDot) kernel = ComplexDotKernel(i, in, out);
       if (i.opcode == Opcode::kConvolution) {
-        kernel = ConvolutionKernel(i, in, out, &temp);
-        if (!kernel) kernel = NarrowFloatConvolutionKernel(i, in, out, &temp);
+        kernel = ConvolutionKernel(i, in, out, &temp, layouts_);
+        if (!kernel) kernel = NarrowFloatConvolutionKernel(i, in, out, &temp, layouts_);
       }
       if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
@@ -587,17 +589,17 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
 
 }  // namespace
 
-hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module) {
+hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts) {
   if (!module.entry) return hlo::InvalidArgument("module has no entry computation");
   planned_module = &module.name;
-  Builder builder(*module.entry, /*nested=*/false);
+  Builder builder(*module.entry, /*nested=*/false, layouts);
   auto plan = builder.Build();
   planned_module = nullptr;
   return plan;
 }
 
-hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation) {
-  Builder builder(computation, /*nested=*/true);
+hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation, ConvLayoutBook* layouts) {
+  Builder builder(computation, /*nested=*/true, layouts);
   return builder.Build();
 }
 

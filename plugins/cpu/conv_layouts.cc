@@ -1,0 +1,132 @@
+#include "plugins/cpu/conv_layouts.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "plugins/cpu/conv_problem.h"
+
+namespace anvil::cpu {
+namespace {
+
+template <typename T>
+void Put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+void PutString(std::string& out, std::string_view s) {
+  Put<uint64_t>(out, s.size());
+  out.append(s);
+}
+
+void PutInts(std::string& out, const std::vector<int64_t>& values) {
+  Put<uint64_t>(out, values.size());
+  for (int64_t v : values) Put(out, v);
+}
+
+// What makes a book valid here: choices made by another oneDNN, or by this
+// one for another instruction set, may name implementations or layouts this
+// process does not have.
+struct Provenance {
+  uint32_t major, minor, patch, isa, desc_bytes;
+  bool operator==(const Provenance&) const = default;
+};
+
+Provenance ThisProcess() {
+  const dnnl_version_t* v = dnnl_version();
+  return Provenance{static_cast<uint32_t>(v->major), static_cast<uint32_t>(v->minor), static_cast<uint32_t>(v->patch),
+                    static_cast<uint32_t>(dnnl_get_effective_cpu_isa()),
+                    static_cast<uint32_t>(sizeof(dnnl_memory_desc_t))};
+}
+
+class Reader {
+ public:
+  Reader(std::string_view bytes, const std::string& what) : bytes_(bytes), what_(what) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (sizeof(T) > bytes_.size() - at_) return false;
+    std::memcpy(value, bytes_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return true;
+  }
+  bool GetString(std::string* out) {
+    uint64_t size = 0;
+    if (!Get(&size) || size > bytes_.size() - at_) return false;
+    out->assign(bytes_.substr(at_, size));
+    at_ += size;
+    return true;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+  hlo::Status Bad(const char* why) const {
+    return hlo::InvalidArgument(what_ + ": byte " + std::to_string(at_) + ": " + why);
+  }
+
+ private:
+  std::string_view bytes_;
+  const std::string& what_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+const ConvLayout* ConvLayoutBook::Find(const std::string& key) const {
+  auto it = layouts_.find(key);
+  return it == layouts_.end() ? nullptr : &it->second;
+}
+
+void ConvLayoutBook::Record(const std::string& key, ConvLayout layout) { layouts_.emplace(key, std::move(layout)); }
+
+std::string ConvLayoutBook::Write() const {
+  std::string out;
+  Put(out, ThisProcess());
+  Put<uint64_t>(out, layouts_.size());
+  for (const auto& [key, layout] : layouts_) {
+    PutString(out, key);
+    for (const std::string& port : layout.ports) PutString(out, port);
+    PutString(out, layout.scratchpad);
+    PutString(out, layout.impl);
+  }
+  return out;
+}
+
+hlo::StatusOr<std::unique_ptr<ConvLayoutBook>> ConvLayoutBook::Read(std::string_view bytes, const std::string& what) {
+  Reader r(bytes, what);
+  auto book = std::make_unique<ConvLayoutBook>();
+  Provenance made{};
+  uint64_t count = 0;
+  if (!r.Get(&made) || !r.Get(&count)) return r.Bad("truncated convolution layouts");
+  const Provenance here = ThisProcess();
+  for (uint64_t k = 0; k < count; ++k) {
+    std::string key;
+    ConvLayout layout;
+    bool ok = r.GetString(&key);
+    for (std::string& port : layout.ports) ok = ok && r.GetString(&port);
+    ok = ok && r.GetString(&layout.scratchpad) && r.GetString(&layout.impl);
+    if (!ok) return r.Bad("truncated convolution layout");
+    for (const std::string& port : layout.ports) {
+      if (port.size() != made.desc_bytes) return r.Bad("a convolution layout of the wrong size");
+    }
+    if (layout.scratchpad.size() != made.desc_bytes) return r.Bad("a convolution scratchpad of the wrong size");
+    book->layouts_.emplace(std::move(key), std::move(layout));
+  }
+  if (!r.done()) return r.Bad("bytes after the convolution layouts");
+  if (!(made == here)) book->layouts_.clear();  // well formed, but not for this process: describe again
+  return book;
+}
+
+std::string ConvProblemKey(const ConvProblem& p) {
+  std::string key;
+  Put<uint8_t>(key, static_cast<uint8_t>(p.kind));
+  for (const ConvOperand* o : {&p.src, &p.weights, &p.dst}) {
+    PutInts(key, o->dims);
+    PutInts(key, o->strides);
+  }
+  for (const std::vector<int64_t>* v : {&p.strides, &p.dilates, &p.pad_l, &p.pad_r}) PutInts(key, *v);
+  Put<uint64_t>(key, p.flip.size());
+  for (bool f : p.flip) Put<uint8_t>(key, f);
+  return key;
+}
+
+}  // namespace anvil::cpu
