@@ -1,9 +1,7 @@
 #include "plugins/cpu/fusion_planner.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
-#include <set>
 #include <unordered_map>
 
 #include "hlo/attributes.h"
@@ -90,33 +88,60 @@ bool IsLoopOp(const Instruction& i) {
 FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
                                  const std::vector<const Instruction*>& outputs) {
   const auto& instructions = computation.instructions;
+  const size_t n = instructions.size();
   FusionPlan plan;
-  plan.group_of.assign(instructions.size(), -1);
-  plan.inlined_everywhere.assign(instructions.size(), false);
-  std::unordered_map<const Instruction*, size_t> index;
-  std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
-  for (size_t k = 0; k < instructions.size(); ++k) {
-    index[instructions[k].get()] = k;
-    for (const Instruction* o : instructions[k]->operands) users[o].push_back(instructions[k].get());
+  plan.group_of.assign(n, -1);
+  plan.inlined_everywhere.assign(n, false);
+  // What the walks below ask of each instruction, worked out once, by its
+  // index (a training step's computation has thousands).
+  std::unordered_map<const Instruction*, int> index;
+  index.reserve(n);
+  for (size_t k = 0; k < n; ++k) index.emplace(instructions[k].get(), static_cast<int>(k));
+  std::vector<std::vector<int>> users(n);
+  std::vector<char> loop_op(n), fused_broadcast(n), stored(n, 0);
+  std::vector<int64_t> elements(n);
+  for (size_t k = 0; k < n; ++k) {
+    const Instruction& i = *instructions[k];
+    for (const Instruction* o : i.operands) users[index.at(o)].push_back(static_cast<int>(k));
+    loop_op[k] = IsLoopOp(i);
+    fused_broadcast[k] = IsFusedBroadcast(i);
+    elements[k] = i.shape.IsArray() ? i.shape.ElementCount() : -1;
   }
-  const std::set<const Instruction*> stored(outputs.begin(), outputs.end());
-  // Whether loop op `i` is computed inside its one user's loop.
-  auto fused_into_user = [&](const Instruction* i) {
-    if (stored.count(i) || i == computation.root || !IsLoopOp(*i)) return false;
-    const auto& u = users[i];
-    return u.size() == 1 && IsLoopOp(*u[0]) && u[0]->shape.ElementCount() == i->shape.ElementCount();
+  for (const Instruction* o : outputs) stored[index.at(o)] = 1;
+  if (computation.root) stored[index.at(computation.root)] = 1;  // the root is stored, as outputs are
+  auto operand_indices = [&](int k, std::vector<int>& out) {
+    out.clear();
+    for (const Instruction* o : instructions[k]->operands) out.push_back(index.at(o));
   };
-  for (size_t k = instructions.size(); k-- > 0;) {
-    const Instruction* root = instructions[k].get();
-    if (!IsLoopOp(*root) || fused_into_user(root) || plan.group_of[k] >= 0) continue;
-    FusionGroup group;
-    std::set<const Instruction*> in_group;
-    std::function<void(const Instruction*)> collect = [&](const Instruction* i) {
-      if (!in_group.insert(i).second) return;
-      group.members.push_back(i);
-      if (IsFusedBroadcast(*i)) return;
-      for (const Instruction* o : i->operands) {
-        if (fused_into_user(o) || IsFusedBroadcast(*o)) collect(o);
+  // Whether loop op `k` is computed inside its one user's loop.
+  auto fused_into_user = [&](int k) {
+    if (stored[k] || !loop_op[k]) return false;
+    const auto& u = users[k];
+    return u.size() == 1 && loop_op[u[0]] && elements[u[0]] == elements[k];
+  };
+  std::vector<char> in_group(n, 0);
+  std::vector<int> operands;
+  for (size_t r = n; r-- > 0;) {
+    const int root = static_cast<int>(r);
+    if (!loop_op[root] || fused_into_user(root) || plan.group_of[root] >= 0) continue;
+    std::vector<int> members;  // indices, in the order they join
+    std::vector<int> stack = {root};
+    // Adds `start` and, through operands fused into their one user and
+    // fused broadcasts, the tree of producers computed in its loop.
+    auto collect = [&](int start) {
+      stack.assign(1, start);
+      while (!stack.empty()) {
+        const int k = stack.back();
+        stack.pop_back();
+        if (in_group[k]) continue;
+        in_group[k] = 1;
+        members.push_back(k);
+        if (fused_broadcast[k]) continue;
+        const auto& ops = instructions[k]->operands;
+        for (size_t o = ops.size(); o-- > 0;) {
+          const int ok = index.at(ops[o]);
+          if (fused_into_user(ok) || fused_broadcast[ok]) stack.push_back(ok);
+        }
       }
     };
     collect(root);
@@ -124,21 +149,20 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     // the group (GELU's x, read by four of its ops) is computed once, into
     // a register, rather than stored and read back. Kept only if the
     // registers still suffice.
-    const FusionGroup tree = group;
-    const std::set<const Instruction*> tree_members = in_group;
-    auto joins = [&](const Instruction* o) {
-      if (in_group.count(o) || stored.count(o) || o == computation.root || !IsLoopOp(*o) ||
-          plan.group_of[index[o]] >= 0 || o->shape.ElementCount() != root->shape.ElementCount()) {
+    const size_t tree_size = members.size();
+    auto joins = [&](int o) {
+      if (in_group[o] || stored[o] || !loop_op[o] || plan.group_of[o] >= 0 || elements[o] != elements[root]) {
         return false;
       }
       const auto& u = users[o];
-      return !u.empty() && std::all_of(u.begin(), u.end(), [&](const Instruction* user) { return in_group.count(user) > 0; });
+      return !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) { return in_group[user] != 0; });
     };
     for (bool grew = true; grew;) {
       grew = false;
-      for (size_t m = 0; m < group.members.size(); ++m) {
-        if (IsFusedBroadcast(*group.members[m])) continue;
-        for (const Instruction* o : group.members[m]->operands) {
+      for (size_t m = 0; m < members.size(); ++m) {
+        if (fused_broadcast[members[m]]) continue;
+        operand_indices(members[m], operands);
+        for (int o : operands) {
           if (joins(o)) {
             collect(o);
             grew = true;
@@ -146,40 +170,46 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
         }
       }
     }
-    if (group.members.size() > tree.members.size()) {
-      std::vector<const Instruction*> sorted = group.members;
-      std::sort(sorted.begin(), sorted.end(), [&](const Instruction* a, const Instruction* b) { return index[a] < index[b]; });
-      if (FusedRegistersNeeded(sorted) > kMaxFusedRegisters) {
-        group = tree;
-        in_group = tree_members;
-      }
+    auto as_instructions = [&](std::vector<int> ks) {
+      std::sort(ks.begin(), ks.end());
+      std::vector<const Instruction*> out;
+      out.reserve(ks.size());
+      for (int k : ks) out.push_back(instructions[k].get());
+      return out;
+    };
+    if (members.size() > tree_size && FusedRegistersNeeded(as_instructions(members)) > kMaxFusedRegisters) {
+      for (size_t m = tree_size; m < members.size(); ++m) in_group[members[m]] = 0;
+      members.resize(tree_size);
     }
-    if (group.members.size() < 2) continue;  // nothing to fuse: the one-op kernel does
-    std::sort(group.members.begin(), group.members.end(),
-              [&](const Instruction* a, const Instruction* b) { return index[a] < index[b]; });
-    for (const Instruction* m : group.members) {
-      for (const Instruction* o : m->operands) {
-        if (!in_group.count(o) && std::find(group.inputs.begin(), group.inputs.end(), o) == group.inputs.end()) {
-          group.inputs.push_back(o);
+    FusionGroup group;
+    group.members = as_instructions(members);
+    bool fused = members.size() >= 2;  // else nothing to fuse: the one-op kernel does
+    if (fused) {
+      for (const Instruction* m : group.members) {
+        for (const Instruction* o : m->operands) {
+          if (!in_group[index.at(o)] && std::find(group.inputs.begin(), group.inputs.end(), o) == group.inputs.end()) {
+            group.inputs.push_back(o);
+          }
         }
       }
+      // A tree so bushy that its tiles would not fit the loop's registers
+      // stays unfused (no program seen needs more than a few).
+      fused = FusedRegistersNeeded(group.members) <= kMaxFusedRegisters;
     }
-    // A tree so bushy that its tiles would not fit the loop's registers
-    // stays unfused (no program seen needs more than a few).
-    if (FusedRegistersNeeded(group.members) > kMaxFusedRegisters) continue;
+    for (int k : members) in_group[k] = 0;
+    if (!fused) continue;
     const int g = static_cast<int>(plan.groups.size());
-    for (const Instruction* m : group.members) {
-      if (!IsFusedBroadcast(*m)) plan.group_of[index[m]] = g;
+    for (int k : members) {
+      if (!fused_broadcast[k]) plan.group_of[k] = g;
     }
     plan.groups.push_back(std::move(group));
   }
   // A fused broadcast is stored only when something outside a group reads it.
-  for (size_t k = 0; k < instructions.size(); ++k) {
-    const Instruction* i = instructions[k].get();
-    if (!IsFusedBroadcast(*i) || stored.count(i) || i == computation.root) continue;
-    const auto& u = users[i];
+  for (size_t k = 0; k < n; ++k) {
+    if (!fused_broadcast[k] || stored[k]) continue;
+    const auto& u = users[k];
     plan.inlined_everywhere[k] =
-        !u.empty() && std::all_of(u.begin(), u.end(), [&](const Instruction* user) { return plan.group_of[index[user]] >= 0; });
+        !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) { return plan.group_of[user] >= 0; });
   }
   return plan;
 }
