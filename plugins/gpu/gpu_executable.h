@@ -1,0 +1,108 @@
+// A program compiled for one device of a GPU plugin that runs code objects
+// through a DeviceRuntime (CUDA, ROCm): the GPU layer's device program,
+// whose kernels are entries of code objects the plugin's compiler made, and
+// its constants in device memory. Running it walks the program on a stream
+// of its own. The plugin supplies the runtime, the dialect and a compiler;
+// everything else (emitting each kernel once, reusing a serialised
+// executable's code objects, loading, serialising, running) is here.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hlo/status.h"
+#include "plugins/gpu/caching_allocator.h"
+#include "plugins/gpu/device_program.h"
+#include "plugins/gpu/device_runtime.h"
+#include "plugins/gpu/kernel_dialect.h"
+#include "plugins/gpu/kernel_emitter.h"
+#include "plugins/gpu/program_kernels.h"
+
+namespace anvil::gpu {
+
+// Kernel passes compiled for a device: code objects, and for each pass (by
+// the KernelKey of its source) the code object that holds it and its entry.
+// A compiler may put one pass in a code object (NVRTC) or many (clang, whose
+// start-up dominates a small module).
+struct CompiledPass {
+  std::string key;
+  size_t image = 0;
+  std::string entry;
+};
+struct CompiledKernels {
+  std::vector<std::string> images;
+  std::vector<CompiledPass> passes;
+};
+
+// The plugin's compiler for one device: compiles every module (or fails
+// with the first error: the compiler's log, INTERNAL, naming the kernel).
+using KernelCompiler = std::function<hlo::StatusOr<CompiledKernels>(std::vector<KernelModule> modules)>;
+
+// What stays the same for every executable of a plugin.
+struct ExecutableKind {
+  const KernelDialect* dialect;
+  const KernelOptions* options;  // its workgroup size is every launch's block
+  std::string plugin;            // "the CUDA plugin", for messages
+  std::string_view magic;        // 8 bytes naming the serialised format
+};
+
+// A serialised executable, read back.
+struct SerializedKernels {
+  std::string canonical_text;
+  CompiledKernels kernels;
+};
+
+class GpuExecutable {
+ public:
+  // Plans and emits the program's kernels, compiles those `known` (from a
+  // serialised executable, for this device) lacks, loads them on `device`
+  // and lays out the device program. Errors: the generator's UNIMPLEMENTED
+  // naming an instruction, the compiler's, or the runtime's.
+  static hlo::StatusOr<std::unique_ptr<GpuExecutable>> Compile(DeviceRuntime& runtime, size_t device,
+                                                               const ExecutableKind& kind,
+                                                               std::string_view canonical_text,
+                                                               const KernelCompiler& compile,
+                                                               const CompiledKernels* known = nullptr);
+  // The canonical text and the code objects of every pass it loaded.
+  std::string Serialize() const;
+  // What Serialize wrote, or INVALID_ARGUMENT with the byte offset.
+  static hlo::StatusOr<SerializedKernels> ReadSerialized(const ExecutableKind& kind, std::string_view bytes);
+  // Unloads the modules and frees the constants.
+  ~GpuExecutable();
+  GpuExecutable(const GpuExecutable&) = delete;
+  GpuExecutable& operator=(const GpuExecutable&) = delete;
+
+  size_t device() const { return device_; }
+  const DeviceProgram& program() const { return program_; }
+
+  // Runs the program on `inputs` into `outputs` (device memory of its
+  // parameter and output sizes) on the calling thread, and returns once
+  // the device is done: the arena and the address tables come from
+  // `memory` (the device's, kept for the next execution), the ops are
+  // queued on a stream of the execution's own (a loop's condition or a
+  // branch index is read back, waiting for the stream, where the host must
+  // decide), the outputs copied out, and the memory given back.
+  hlo::Status Run(CachingAllocator& memory, const std::vector<uint64_t>& inputs,
+                  const std::vector<uint64_t>& outputs) const;
+
+ private:
+  friend class CodeObjectLoader;
+  GpuExecutable(DeviceRuntime& runtime, size_t device, const ExecutableKind& kind)
+      : runtime_(runtime), device_(device), kind_(kind) {}
+
+  DeviceRuntime& runtime_;
+  size_t device_;
+  const ExecutableKind& kind_;
+  DeviceProgram program_;
+  uint64_t constants_ = 0;
+  std::vector<DeviceRuntime::Module> modules_;
+  std::deque<DeviceRuntime::Function> functions_;  // what the program's dispatches point at
+  std::string canonical_text_;
+  CompiledKernels loaded_;  // the code objects and passes loaded, for Serialize
+};
+
+}  // namespace anvil::gpu
