@@ -1,6 +1,6 @@
 // Parts of a GPU plugin's entry file that do not depend on its driver: the
-// compile-only targets it lists (plugin ABI minor 4) and the answers for
-// what it cannot do yet, so that every GPU plugin says them the same way.
+// compile-only targets it lists (plugin ABI minor 4) and the answer for a
+// device it does not have, so that every GPU plugin says them the same way.
 #pragma once
 
 #include <string>
@@ -57,13 +57,6 @@ inline anvil_plugin_error* TargetName(const CompileTargets& targets, size_t targ
 inline hlo::Status NoSuchDevice(const std::string& plugin, size_t count, size_t device, const std::string& reason) {
   return hlo::InvalidArgument(plugin + " has " + std::to_string(count) + " devices, not device " +
                               std::to_string(device) + (reason.empty() ? "" : " (" + reason + ")"));
-}
-
-// What compiling for a device answers until the device program (where
-// values live, the arena, the host walker) is in this layer.
-inline hlo::Status CannotRunYet(const std::string& plugin, const std::string& name) {
-  return hlo::Unimplemented(plugin + " cannot run programs on a device yet (it compiles them for its compile-only " +
-                            "targets: anvil conformance --plugin " + name + " --compile-only)");
 }
 
 }  // namespace anvil::gpu

@@ -1,7 +1,10 @@
 #include "plugins/rocm/hip_runtime.h"
 
+#include "plugins/rocm/kfd_topology.h"
+
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace anvil::rocm {
@@ -9,7 +12,12 @@ namespace anvil::rocm {
 const HipRuntime& HipRuntime::Get() {
   // Never destroyed: the runtime keeps threads and device state for the
   // process's life, and other statics may still release buffers at exit.
-  static const HipRuntime* runtime = new HipRuntime({"libamdhip64.so.5", "libamdhip64.so"});
+  // ANVIL_HIP_RUNTIME_LIBRARY names another library (a stand-in, in tests).
+  static const HipRuntime* runtime = [] {
+    const char* chosen = std::getenv("ANVIL_HIP_RUNTIME_LIBRARY");
+    if (chosen && *chosen) return new HipRuntime({chosen});
+    return new HipRuntime({"libamdhip64.so.5", "libamdhip64.so"});
+  }();
   return *runtime;
 }
 
@@ -85,7 +93,17 @@ hlo::Status HipRuntime::Describe(int ordinal, HipDeviceInfo& info) const {
   ANVIL_RETURN_IF_ERROR(Check(
       api_.hipDeviceGetAttribute(&info.minor, kHipDeviceAttributeComputeCapabilityMinor, ordinal),
       "hipDeviceGetAttribute"));
-  return Check(api_.hipDeviceTotalMem(&info.total_memory, info.device), "hipDeviceTotalMem");
+  ANVIL_RETURN_IF_ERROR(Check(api_.hipDeviceTotalMem(&info.total_memory, info.device), "hipDeviceTotalMem"));
+  char bus_id[64] = {};
+  ANVIL_RETURN_IF_ERROR(Check(api_.hipDeviceGetPCIBusId(bus_id, sizeof(bus_id) - 1, ordinal), "hipDeviceGetPCIBusId"));
+  info.pci_bus_id = bus_id;
+  auto target = GfxTargetOf(info.pci_bus_id);
+  if (target.ok()) {
+    info.gfx_target = *target;
+  } else {
+    info.gfx_target_unknown = target.status().message();
+  }
+  return hlo::OkStatus();
 }
 
 hlo::Status HipRuntime::Check(hipError_t result, const char* call) const {

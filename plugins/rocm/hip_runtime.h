@@ -30,10 +30,12 @@ inline constexpr hipError_t kHipErrorNoDevice = 100;
 inline constexpr hipError_t kHipErrorInvalidDevice = 101;
 inline constexpr int kHipDeviceAttributeComputeCapabilityMajor = 23;
 inline constexpr int kHipDeviceAttributeComputeCapabilityMinor = 61;
+inline constexpr unsigned kHipStreamNonBlocking = 0x01;
 
 // X(return type, name, parameters): every entry point resolved. All are
 // plain C symbols of libamdhip64 (hipGetDeviceProperties is not used: its
-// struct's layout changes between releases).
+// struct's layout changes between releases, so a device's gfx target comes
+// from the kernel driver's topology instead).
 #define ANVIL_HIP_FUNCTIONS(X)                                                                         \
   X(hipError_t, hipInit, (unsigned flags))                                                             \
   X(hipError_t, hipRuntimeGetVersion, (int* version))                                                  \
@@ -41,12 +43,17 @@ inline constexpr int kHipDeviceAttributeComputeCapabilityMinor = 61;
   X(hipError_t, hipDeviceGet, (hipDevice_t * device, int ordinal))                                     \
   X(hipError_t, hipDeviceGetName, (char* name, int length, hipDevice_t device))                        \
   X(hipError_t, hipDeviceGetAttribute, (int* value, int attribute, int device))                        \
+  X(hipError_t, hipDeviceGetPCIBusId, (char* bus_id, int length, int device))                          \
   X(hipError_t, hipDeviceTotalMem, (size_t * bytes, hipDevice_t device))                               \
+  X(hipError_t, hipGetDevice, (int* device))                                                           \
   X(hipError_t, hipSetDevice, (int device))                                                            \
   X(hipError_t, hipMalloc, (void** pointer, size_t bytes))                                             \
   X(hipError_t, hipFree, (void* pointer))                                                              \
-  X(hipError_t, hipMemcpyHtoD, (hipDeviceptr_t destination, const void* source, size_t bytes))         \
-  X(hipError_t, hipMemcpyDtoH, (void* destination, hipDeviceptr_t source, size_t bytes))               \
+  X(hipError_t, hipMemcpyHtoDAsync,                                                                    \
+    (hipDeviceptr_t destination, const void* source, size_t bytes, hipStream_t stream))                \
+  X(hipError_t, hipMemcpyDtoHAsync, (void* destination, hipDeviceptr_t source, size_t bytes, hipStream_t stream)) \
+  X(hipError_t, hipMemcpyDtoDAsync,                                                                    \
+    (hipDeviceptr_t destination, hipDeviceptr_t source, size_t bytes, hipStream_t stream))             \
   X(hipError_t, hipModuleLoadData, (hipModule_t * module, const void* image))                          \
   X(hipError_t, hipModuleUnload, (hipModule_t module))                                                 \
   X(hipError_t, hipModuleGetFunction, (hipFunction_t * function, hipModule_t module, const char* name)) \
@@ -54,6 +61,8 @@ inline constexpr int kHipDeviceAttributeComputeCapabilityMinor = 61;
     (hipFunction_t function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,      \
      unsigned block_y, unsigned block_z, unsigned shared_bytes, hipStream_t stream, void** params,     \
      void** extra))                                                                                    \
+  X(hipError_t, hipStreamCreateWithFlags, (hipStream_t * stream, unsigned flags))                      \
+  X(hipError_t, hipStreamDestroy, (hipStream_t stream))                                                \
   X(hipError_t, hipStreamSynchronize, (hipStream_t stream))                                            \
   X(const char*, hipGetErrorName, (hipError_t error))                                                  \
   X(const char*, hipGetErrorString, (hipError_t error))
@@ -70,6 +79,10 @@ struct HipDeviceInfo {
   std::string name;
   int major = 0, minor = 0;  // the gfx version's (9 and 0 for gfx90a)
   size_t total_memory = 0;   // bytes
+  std::string pci_bus_id;    // "0000:03:00.0"
+  // The gfx target its code must be compiled for ("gfx90a"), from the
+  // kernel driver's topology (kfd_topology.h); empty, and why, when unknown.
+  std::string gfx_target, gfx_target_unknown;
 };
 
 // Either devices, or (devices empty) the reason there are none, in words a
@@ -82,8 +95,9 @@ struct HipDeviceList {
 
 class HipRuntime {
  public:
-  // The process's runtime: libamdhip64.so.5, else libamdhip64.so, loaded
-  // and enumerated on the first call (thread-safe) and never unloaded.
+  // The process's runtime: libamdhip64.so.5, else libamdhip64.so (or only
+  // the library ANVIL_HIP_RUNTIME_LIBRARY names), loaded and enumerated on
+  // the first call (thread-safe) and never unloaded.
   static const HipRuntime& Get();
 
   // A runtime opened from the first of `libraries` (paths or sonames) that

@@ -71,15 +71,29 @@ hlo::StatusOr<std::string> BatchModules(const std::vector<const std::string*>& t
   return out;
 }
 
+const gpu::CxxDialect& RocmDialect() {
+  static const gpu::CxxDialect dialect(gpu::CxxDialect::Language::kHip, "the ROCm plugin");
+  return dialect;
+}
+
+const gpu::KernelOptions& RocmKernelOptions() {
+  // 256 work-items a workgroup: four 64-wide (gfx9) or eight 32-wide (gfx11) waves.
+  static const gpu::KernelOptions options{256};
+  return options;
+}
+
 hlo::StatusOr<CompiledProgram> CompileProgramKernels(std::string_view canonical_text, const std::string& target,
                                                      const HipCompiler& compiler,
                                                      const anvil_plugin_host_executor& host, size_t batches) {
   ANVIL_ASSIGN_OR_RETURN(gpu::PlannedProgram program, gpu::PlanProgram(canonical_text));
-  const gpu::CxxDialect dialect(gpu::CxxDialect::Language::kHip, "the ROCm plugin");
-  // 256 work-items a workgroup: four 64-wide (gfx9) or eight 32-wide (gfx11) waves.
-  gpu::KernelOptions options;
-  options.workgroup_size = 256;
-  ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules, gpu::EmitProgramKernels(program.plan, dialect, options));
+  ANVIL_ASSIGN_OR_RETURN(std::vector<gpu::KernelModule> modules,
+                         gpu::EmitProgramKernels(program.plan, RocmDialect(), RocmKernelOptions()));
+  return CompileKernelModules(std::move(modules), target, compiler, host, batches);
+}
+
+hlo::StatusOr<CompiledProgram> CompileKernelModules(std::vector<gpu::KernelModule> modules, const std::string& target,
+                                                    const HipCompiler& compiler,
+                                                    const anvil_plugin_host_executor& host, size_t batches) {
   CompiledProgram result;
   const size_t n = modules.size();
   if (n == 0) return result;

@@ -9,9 +9,16 @@
 
 #include "anvil/anvil_plugin.h"
 #include "hlo/status.h"
+#include "plugins/gpu/cxx_dialect.h"
+#include "plugins/gpu/kernel_emitter.h"
+#include "plugins/gpu/program_kernels.h"
 #include "plugins/rocm/hip_compiler.h"
 
 namespace anvil::rocm {
+
+// The HIP dialect and its options: 256 work-items a workgroup.
+const gpu::CxxDialect& RocmDialect();
+const gpu::KernelOptions& RocmKernelOptions();
 
 struct CompiledKernel {
   std::string name;    // the kernel's root, for messages
@@ -35,6 +42,12 @@ struct CompiledProgram {
 hlo::StatusOr<CompiledProgram> CompileProgramKernels(std::string_view canonical_text, const std::string& target,
                                                      const HipCompiler& compiler,
                                                      const anvil_plugin_host_executor& host, size_t batches = 0);
+
+// CompileProgramKernels' compile step: `modules` (the dialect's, emitted
+// with RocmKernelOptions) for `target`.
+hlo::StatusOr<CompiledProgram> CompileKernelModules(std::vector<gpu::KernelModule> modules, const std::string& target,
+                                                    const HipCompiler& compiler,
+                                                    const anvil_plugin_host_executor& host, size_t batches = 0);
 
 // The modules `texts` as one HIP translation unit: HIP's header once at file
 // scope, module k in namespace anvil_k<first + k> with entry anvil_kernel_<first + k>.

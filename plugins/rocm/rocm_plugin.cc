@@ -1,223 +1,169 @@
-// The ROCm plugin's entry point. Every device the HIP runtime
-// (libamdhip64, opened at run time) lists is an Anvil device; with no
-// runtime or no AMD GPU the plugin still loads, has zero devices and says
-// why. Compile-only targets (gfx90a, gfx1100) compile a program's kernels
-// through the GPU layer's generator in its HIP dialect and clang, offline,
-// with no device present: each is listed only when clang and its device
-// libraries are there.
-//
-// Not written yet: running a program on a device (as for the CUDA plugin,
-// the device program is still the Vulkan plugin's); compiling for a device
-// says so.
-#include <cstdio>
+// The ROCm plugin: the GPU layer's plugin (plugins/gpu/gpu_plugin.h) over
+// ROCm's HIP runtime (libamdhip64, opened at run time: hip_runtime.h), with
+// kernels in the generator's HIP dialect compiled offline by clang
+// (hip_compiler.h) for each device's gfx target (kfd_topology.h). Every
+// device the runtime lists is an Anvil device; with no runtime or no AMD GPU
+// the plugin still loads, has zero devices and says why. Compile-only
+// targets (gfx90a, gfx1100) compile a program's kernels with no device
+// present: each is listed only when clang and its device libraries are
+// there.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
-#include "plugins/common/plugin_support.h"
-#include "plugins/gpu/plugin_parts.h"
+#include "plugins/gpu/gpu_plugin.h"
+#include "plugins/gpu/serialized_program.h"
 #include "plugins/rocm/hip_compiler.h"
 #include "plugins/rocm/hip_runtime.h"
 #include "plugins/rocm/rocm_kernels.h"
 
-struct anvil_plugin_memory {
-  size_t device;
-  void* pointer;
-  size_t bytes;
-};
-
+namespace anvil::rocm {
 namespace {
 
-using anvil::plugin::AsyncCompletion;
-using anvil::plugin::BaseApi;
-using anvil::plugin::Error;
-using anvil::plugin::FromStatus;
-using anvil::plugin::kInvalidArgument;
-using anvil::plugin::kUnimplemented;
-using anvil::rocm::HipCompiler;
-using anvil::rocm::HipRuntime;
-
+constexpr const char* kPlugin = "the ROCm plugin";
 // The GPUs compile-only targets stand for: MI200 (gfx90a, CDNA2) and
 // RX 7900 (gfx1100, RDNA3; its device library is the plugin's stand-in).
 constexpr const char* kTargets[] = {"gfx90a", "gfx1100"};
-constexpr const char* kPlugin = "the ROCm plugin";
 
-}  // namespace
+// The HIP runtime as the GPU layer's DeviceRuntime: a device is made
+// current with hipSetDevice, and the thread's own device set back after.
+class HipDeviceRuntime final : public gpu::DeviceRuntime {
+ public:
+  explicit HipDeviceRuntime(const HipRuntime& runtime) : runtime_(runtime), api_(runtime.api()) {
+    for (const HipDeviceInfo& d : runtime.DeviceList().devices) devices_.push_back(Device{d.name, d.total_memory});
+  }
 
-struct anvil_plugin_context {
-  anvil_plugin_host_executor executor;
-  const HipRuntime& runtime;
-  const HipCompiler* compiler = nullptr;
-  anvil::gpu::CompileTargets targets{kPlugin};
+  size_t DeviceCount() const override { return devices_.size(); }
+  const Device& DeviceAt(size_t device) const override { return devices_[device]; }
+  const std::string& NoDeviceReason() const override { return runtime_.DeviceList().reason; }
+
+  hlo::StatusOr<uintptr_t> Enter(size_t device) override {
+    int previous = 0;
+    ANVIL_RETURN_IF_ERROR(Check(api_.hipGetDevice(&previous), "hipGetDevice"));
+    ANVIL_RETURN_IF_ERROR(Check(api_.hipSetDevice(runtime_.DeviceList().devices[device].ordinal), "hipSetDevice"));
+    return static_cast<uintptr_t>(previous);
+  }
+  void Leave(uintptr_t previous) override { api_.hipSetDevice(static_cast<int>(previous)); }
+
+  hlo::StatusOr<uint64_t> Allocate(uint64_t bytes) override {
+    void* p = nullptr;
+    ANVIL_RETURN_IF_ERROR(Check(api_.hipMalloc(&p, bytes), "hipMalloc"));
+    return reinterpret_cast<uint64_t>(p);
+  }
+  void Free(uint64_t address) override { api_.hipFree(Pointer(address)); }
+
+  hlo::StatusOr<Stream> CreateStream() override {
+    hipStream_t s = nullptr;
+    ANVIL_RETURN_IF_ERROR(Check(api_.hipStreamCreateWithFlags(&s, kHipStreamNonBlocking), "hipStreamCreateWithFlags"));
+    return static_cast<Stream>(s);
+  }
+  void DestroyStream(Stream s) override { api_.hipStreamDestroy(AsStream(s)); }
+  hlo::Status Synchronize(Stream s) override {
+    return Check(api_.hipStreamSynchronize(AsStream(s)), "hipStreamSynchronize");
+  }
+  hlo::Status CopyToDevice(uint64_t dst, const void* src, size_t bytes, Stream s) override {
+    return Check(api_.hipMemcpyHtoDAsync(Pointer(dst), src, bytes, AsStream(s)), "hipMemcpyHtoDAsync");
+  }
+  hlo::Status CopyToHost(void* dst, uint64_t src, size_t bytes, Stream s) override {
+    return Check(api_.hipMemcpyDtoHAsync(dst, Pointer(src), bytes, AsStream(s)), "hipMemcpyDtoHAsync");
+  }
+  hlo::Status CopyOnDevice(uint64_t dst, uint64_t src, size_t bytes, Stream s) override {
+    return Check(api_.hipMemcpyDtoDAsync(Pointer(dst), Pointer(src), bytes, AsStream(s)), "hipMemcpyDtoDAsync");
+  }
+
+  hlo::StatusOr<Module> LoadModule(const std::string& image) override {
+    hipModule_t m = nullptr;
+    ANVIL_RETURN_IF_ERROR(Check(api_.hipModuleLoadData(&m, image.data()), "hipModuleLoadData"));
+    return static_cast<Module>(m);
+  }
+  void UnloadModule(Module m) override { api_.hipModuleUnload(static_cast<hipModule_t>(m)); }
+  hlo::StatusOr<Function> GetFunction(Module m, const std::string& entry) override {
+    hipFunction_t f = nullptr;
+    ANVIL_RETURN_IF_ERROR(
+        Check(api_.hipModuleGetFunction(&f, static_cast<hipModule_t>(m), entry.c_str()), "hipModuleGetFunction"));
+    return static_cast<Function>(f);
+  }
+  hlo::Status Launch(Function f, uint32_t groups, uint32_t block, Stream s, uint64_t table) override {
+    uint64_t table_address = table;
+    void* parameters[] = {&table_address};
+    return Check(api_.hipModuleLaunchKernel(static_cast<hipFunction_t>(f), groups, 1, 1, block, 1, 1, 0, AsStream(s),
+                                            parameters, nullptr),
+                 "hipModuleLaunchKernel");
+  }
+
+ private:
+  static hipStream_t AsStream(Stream s) { return static_cast<hipStream_t>(s); }
+  static void* Pointer(uint64_t address) { return reinterpret_cast<void*>(address); }
+  hlo::Status Check(hipError_t result, const char* call) const { return runtime_.Check(result, call); }
+
+  const HipRuntime& runtime_;
+  const HipApi& api_;
+  std::vector<Device> devices_;
 };
 
-namespace {
-
-anvil_plugin_error* FromHip(anvil_plugin_context* context, anvil::rocm::hipError_t result, const char* call) {
-  return FromStatus(context->runtime.Check(result, call));
-}
-
-anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, anvil_plugin_context** out) {
-  if (!executor || executor->struct_size < ANVIL_PLUGIN_STRUCT_SIZE(anvil_plugin_host_executor, enqueue)) {
-    return Error(kInvalidArgument, "the ROCm plugin needs core's host executor");
-  }
-  // The HIP runtime and the compiler are found once per process and never
-  // unloaded.
-  anvil::plugin::StayLoaded(reinterpret_cast<const void*>(&ContextCreate));
-  auto context = std::unique_ptr<anvil_plugin_context>(
-      new anvil_plugin_context{anvil::plugin::CopyHostExecutor(*executor), HipRuntime::Get(), nullptr});
-  const auto& list = context->runtime.DeviceList();
-  // Loading still succeeds: a machine without an AMD GPU has zero devices here.
-  if (list.devices.empty()) std::fprintf(stderr, "anvil rocm plugin: no devices: %s\n", list.reason.c_str());
+hlo::StatusOr<gpu::KernelCompiler> DeviceCompiler(gpu::DeviceRuntime&, size_t device,
+                                                  const anvil_plugin_host_executor& host) {
+  const HipDeviceInfo& d = HipRuntime::Get().DeviceList().devices[device];
+  const std::string prefix = std::string(kPlugin) + " cannot compile for device " + std::to_string(device) + " (" +
+                             d.name + ")";
+  if (d.gfx_target.empty()) return hlo::Unimplemented(prefix + ": its gfx target is unknown: " + d.gfx_target_unknown);
   auto compiler = HipCompiler::Get();
-  if (compiler.ok()) {
-    context->compiler = *compiler;
-    for (const char* target : kTargets) {
-      auto libs = context->compiler->DeviceLibs(target);
-      if (libs.ok()) {
-        context->targets.Add(target);
-      } else {
-        context->targets.Missing(libs.status().message());
-        std::fprintf(stderr, "anvil rocm plugin: no %s target: %s\n", target, libs.status().message().c_str());
-      }
+  if (!compiler.ok()) return hlo::Unimplemented(prefix + ": " + compiler.status().message());
+  auto libs = (*compiler)->DeviceLibs(d.gfx_target);
+  if (!libs.ok()) return hlo::Unimplemented(prefix + ", a " + d.gfx_target + ": " + libs.status().message());
+  return gpu::KernelCompiler([target = d.gfx_target, compiler = *compiler, &host](std::vector<gpu::KernelModule> modules)
+                                 -> hlo::StatusOr<gpu::CompiledKernels> {
+    ANVIL_ASSIGN_OR_RETURN(CompiledProgram program, CompileKernelModules(std::move(modules), target, *compiler, host));
+    gpu::CompiledKernels out;
+    for (std::vector<char>& code : program.code_objects) out.images.emplace_back(code.begin(), code.end());
+    for (const CompiledKernel& k : program.kernels) {
+      out.passes.push_back(gpu::CompiledPass{gpu::KernelKey(k.source), k.code_object, k.entry});
     }
-  } else {
-    context->targets.Missing(compiler.status().message());
-    std::fprintf(stderr, "anvil rocm plugin: cannot compile: %s\n", compiler.status().message().c_str());
+    return out;
+  });
+}
+
+std::vector<std::string> ListTargets(std::string* why_missing) {
+  std::vector<std::string> names;
+  auto compiler = HipCompiler::Get();
+  if (!compiler.ok()) {
+    *why_missing = compiler.status().message();
+    return names;
   }
-  *out = context.release();
-  return nullptr;
-}
-
-void ContextDestroy(anvil_plugin_context* context) { delete context; }
-
-size_t Devices(anvil_plugin_context* context) { return context->runtime.DeviceList().devices.size(); }
-
-anvil_plugin_error* DeviceCount(anvil_plugin_context* context, size_t* out) {
-  *out = Devices(context);
-  return nullptr;
-}
-
-anvil_plugin_error* CheckDevice(anvil_plugin_context* context, size_t device) {
-  if (device < Devices(context)) return nullptr;
-  return FromStatus(anvil::gpu::NoSuchDevice(kPlugin, Devices(context), device, context->runtime.DeviceList().reason));
-}
-
-// Makes `device` the calling thread's.
-anvil_plugin_error* Use(anvil_plugin_context* context, size_t device) {
-  if (auto* e = CheckDevice(context, device)) return e;
-  return FromHip(context, context->runtime.api().hipSetDevice(static_cast<int>(device)), "hipSetDevice");
-}
-
-anvil_plugin_error* DeviceProperties(anvil_plugin_context* context, size_t device, anvil_plugin_device_properties* out) {
-  if (auto* e = CheckDevice(context, device)) return e;
-  const auto& d = context->runtime.DeviceList().devices[device];
-  out->kind = "rocm";
-  out->name = d.name.c_str();
-  out->memory_bytes = d.total_memory;
-  return nullptr;
-}
-
-anvil_plugin_error* Allocate(anvil_plugin_context* context, size_t device, size_t bytes, anvil_plugin_memory** out) {
-  if (auto* e = Use(context, device)) return e;
-  void* pointer = nullptr;
-  // An empty array still gets a handle, with no device memory.
-  if (bytes) {
-    if (auto* e = FromHip(context, context->runtime.api().hipMalloc(&pointer, bytes), "hipMalloc")) return e;
-  }
-  *out = new anvil_plugin_memory{device, pointer, bytes};
-  return nullptr;
-}
-
-void Free(anvil_plugin_context* context, anvil_plugin_memory* memory) {
-  if (!memory) return;
-  if (memory->pointer) {
-    // Nothing can report a failure here.
-    if (anvil_plugin_error* e = Use(context, memory->device)) {
-      anvil::plugin::ErrorDestroy(e);
+  for (const char* target : kTargets) {
+    auto libs = (*compiler)->DeviceLibs(target);
+    if (libs.ok()) {
+      names.push_back(target);
     } else {
-      context->runtime.api().hipFree(memory->pointer);
+      *why_missing += (why_missing->empty() ? "" : "; ") + std::string("no ") + target + " target: " + libs.status().message();
     }
   }
-  delete memory;
+  return names;
 }
 
-// Copies run on one of core's host threads, which waits for the runtime:
-// HIP's synchronous copies from pageable host memory.
-anvil_plugin_error* CopyFromHost(anvil_plugin_context* context, anvil_plugin_memory* memory, const void* src,
-                                 size_t bytes, anvil_plugin_done done, void* user) {
-  if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  AsyncCompletion(context->executor, "memory_copy_from_host", done, user, [=]() -> anvil_plugin_error* {
-    if (!bytes) return nullptr;
-    if (auto* e = Use(context, memory->device)) return e;
-    return FromHip(context, context->runtime.api().hipMemcpyHtoD(memory->pointer, src, bytes), "hipMemcpyHtoD");
-  });
-  return nullptr;
+hlo::Status CompileForTarget(const std::string& name, std::string_view text, const anvil_plugin_host_executor& host) {
+  ANVIL_ASSIGN_OR_RETURN(const HipCompiler* compiler, HipCompiler::Get());
+  return CompileProgramKernels(text, name, *compiler, host).status();
 }
 
-anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memory* memory, void* dst, size_t bytes,
-                               anvil_plugin_done done, void* user) {
-  if (bytes != memory->bytes) return Error(kInvalidArgument, "copy size differs from the buffer's");
-  AsyncCompletion(context->executor, "memory_copy_to_host", done, user, [=]() -> anvil_plugin_error* {
-    if (!bytes) return nullptr;
-    if (auto* e = Use(context, memory->device)) return e;
-    return FromHip(context, context->runtime.api().hipMemcpyDtoH(dst, memory->pointer, bytes), "hipMemcpyDtoH");
-  });
-  return nullptr;
-}
-
-anvil_plugin_error* Compile(anvil_plugin_context* context, size_t device, const char*, size_t, const char*,
-                            anvil_plugin_executable**) {
-  if (auto* e = CheckDevice(context, device)) return e;
-  return FromStatus(anvil::gpu::CannotRunYet(kPlugin, "rocm"));
-}
-
-void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable*) {}
-
-anvil_plugin_error* Execute(anvil_plugin_context*, anvil_plugin_executable*, anvil_plugin_memory* const*,
-                            const uint8_t*, size_t, anvil_plugin_memory**, size_t, anvil_plugin_done, void*) {
-  return Error(kUnimplemented, "the ROCm plugin cannot run programs yet");
-}
-
-anvil_plugin_error* TargetCount(anvil_plugin_context* context, size_t* out) {
-  return anvil::gpu::TargetCount(context->targets, out);
-}
-
-anvil_plugin_error* TargetName(anvil_plugin_context* context, size_t target, const char** out) {
-  return anvil::gpu::TargetName(context->targets, target, out);
-}
-
-anvil_plugin_error* TargetCompile(anvil_plugin_context* context, size_t target, const char* text, size_t size,
-                                  const char*) {
-  if (auto* e = FromStatus(context->targets.Check(target))) return e;
-  auto program = anvil::rocm::CompileProgramKernels(std::string_view(text, size), context->targets.name(target),
-                                                    *context->compiler, context->executor);
-  return program.ok() ? nullptr : FromStatus(program.status());
-}
-
-anvil_plugin_api MakeApi() {
-  anvil_plugin_api api = BaseApi("rocm", "0.1.0");
-  api.context_create = ANVIL_GUARDED(context_create, ContextCreate);
-  api.context_destroy = ANVIL_GUARDED(context_destroy, ContextDestroy);
-  api.device_count = ANVIL_GUARDED(device_count, DeviceCount);
-  api.device_properties = ANVIL_GUARDED(device_properties, DeviceProperties);
-  api.memory_allocate = ANVIL_GUARDED(memory_allocate, Allocate);
-  api.memory_free = ANVIL_GUARDED(memory_free, Free);
-  api.memory_copy_from_host = ANVIL_GUARDED(memory_copy_from_host, CopyFromHost);
-  api.memory_copy_to_host = ANVIL_GUARDED(memory_copy_to_host, CopyToHost);
-  api.executable_compile = ANVIL_GUARDED(executable_compile, Compile);
-  api.executable_destroy = ANVIL_GUARDED(executable_destroy, ExecutableDestroy);
-  api.executable_execute = ANVIL_GUARDED(executable_execute, Execute);
-  api.target_count = ANVIL_GUARDED(target_count, TargetCount);
-  api.target_name = ANVIL_GUARDED(target_name, TargetName);
-  api.target_compile = ANVIL_GUARDED(target_compile, TargetCompile);
-  return api;
+const gpu::GpuPlugin& Describe() {
+  static const gpu::GpuPlugin plugin{
+      "rocm",
+      "0.1.0",
+      gpu::ExecutableKind{&RocmDialect(), &RocmKernelOptions(), kPlugin, std::string_view("ANVKROX1", 8)},
+      [] { return std::make_unique<HipDeviceRuntime>(HipRuntime::Get()); },
+      DeviceCompiler,
+      ListTargets,
+      CompileForTarget,
+  };
+  return plugin;
 }
 
 }  // namespace
+}  // namespace anvil::rocm
 
 extern "C" __attribute__((visibility("default"))) const anvil_plugin_api* anvil_plugin_get_api(void) {
-  static const anvil_plugin_api api = MakeApi();
+  static const anvil_plugin_api api = anvil::gpu::MakeGpuPluginApi(anvil::rocm::Describe());
   return &api;
 }

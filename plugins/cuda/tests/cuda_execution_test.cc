@@ -26,6 +26,10 @@
 
 namespace {
 
+// The NVRTC the build found, before the plugin (and its one NVRTC search)
+// is loaded by the first test.
+const bool kNvrtcPinned = setenv("ANVIL_NVRTC_LIBRARY", ANVIL_TEST_NVRTC_LIBRARY, 1) == 0;
+
 using anvil::testkit::AbiSession;
 using anvil::testkit::TakeMessage;
 // The loop state starts as the parameter; zero-filled memory makes the
@@ -70,6 +74,7 @@ ENTRY e {
 })";
 
 TEST(CudaExecution, TheStandInIsTheOneDevice) {
+  ASSERT_TRUE(kNvrtcPinned);
   AbiSession session("cuda");
   ASSERT_TRUE(session.ok()) << session.error();
   EXPECT_EQ(session.device_count(), 1u);

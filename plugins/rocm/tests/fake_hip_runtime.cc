@@ -6,6 +6,7 @@
 //                              with 64 GiB, "Fake RX 7900" 11.0 with 24 GiB)
 // Built a second time with ANVIL_FAKE_HIP_WITHOUT_LAUNCH_KERNEL, which
 // leaves hipModuleLaunchKernel out, as a too-old runtime would.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -69,12 +70,21 @@ const char* hipGetErrorString(hipError_t error) {
                         : "";
 }
 
+hipError_t hipDeviceGetPCIBusId(char* bus_id, int length, int device) {
+  std::snprintf(bus_id, length, "0000:%02x:00.0", 3 + device);
+  return 0;
+}
+
 // The rest are resolved but not called by the tests.
+hipError_t hipGetDevice(int*) { return kNotSupported; }
 hipError_t hipSetDevice(int) { return kNotSupported; }
 hipError_t hipMalloc(void**, size_t) { return kHipErrorOutOfMemory; }
 hipError_t hipFree(void*) { return kNotSupported; }
-hipError_t hipMemcpyHtoD(hipDeviceptr_t, const void*, size_t) { return kNotSupported; }
-hipError_t hipMemcpyDtoH(void*, hipDeviceptr_t, size_t) { return kNotSupported; }
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, const void*, size_t, hipStream_t) { return kNotSupported; }
+hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t) { return kNotSupported; }
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t) { return kNotSupported; }
+hipError_t hipStreamCreateWithFlags(hipStream_t*, unsigned) { return kNotSupported; }
+hipError_t hipStreamDestroy(hipStream_t) { return kNotSupported; }
 hipError_t hipModuleLoadData(hipModule_t*, const void*) { return kNotSupported; }
 hipError_t hipModuleUnload(hipModule_t) { return kNotSupported; }
 hipError_t hipModuleGetFunction(hipFunction_t*, hipModule_t, const char*) { return kNotSupported; }

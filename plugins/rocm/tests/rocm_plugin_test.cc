@@ -66,7 +66,7 @@ TEST(RocmPlugin, ListsTheCompileOnlyTargetsAndCompilesForEach) {
             std::string::npos);
 }
 
-TEST(RocmPlugin, RunningOnADeviceIsNotWrittenYet) {
+TEST(RocmPlugin, CompilingForADeviceItDoesNotHaveSaysHowManyItHasAndWhy) {
   Plugin plugin;
   ASSERT_NE(plugin.context, nullptr) << dlerror();
   size_t devices = 0;
@@ -75,10 +75,7 @@ TEST(RocmPlugin, RunningOnADeviceIsNotWrittenYet) {
   std::string m = plugin.Message(
       plugin.api->executable_compile(plugin.context, devices, kProgram, strlen(kProgram), "", &executable));
   EXPECT_NE(m.find("the ROCm plugin has " + std::to_string(devices) + " devices"), std::string::npos) << m;
-  if (devices > 0) {
-    m = plugin.Message(plugin.api->executable_compile(plugin.context, 0, kProgram, strlen(kProgram), "", &executable));
-    EXPECT_NE(m.find("the ROCm plugin cannot run programs on a device yet"), std::string::npos) << m;
-  } else {
+  if (devices == 0) {
     EXPECT_NE(m.find("no AMD GPU"), std::string::npos) << m;  // the reason, here
   }
 }
