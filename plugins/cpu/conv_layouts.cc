@@ -1,6 +1,7 @@
 #include "plugins/cpu/conv_layouts.h"
 
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 
 #include <cstdint>
 #include <cstring>
@@ -29,8 +30,9 @@ void PutInts(std::string& out, const std::vector<int64_t>& values) {
 // What makes a book valid here: choices made by another oneDNN, or by this
 // one for another instruction set, may name implementations or layouts this
 // process does not have.
+// Scratchpad sizes also depend on the threads oneDNN would use.
 struct Provenance {
-  uint32_t major, minor, patch, isa, desc_bytes;
+  uint32_t major, minor, patch, isa, desc_bytes, threads;
   bool operator==(const Provenance&) const = default;
 };
 
@@ -38,7 +40,7 @@ Provenance ThisProcess() {
   const dnnl_version_t* v = dnnl_version();
   return Provenance{static_cast<uint32_t>(v->major), static_cast<uint32_t>(v->minor), static_cast<uint32_t>(v->patch),
                     static_cast<uint32_t>(dnnl_get_effective_cpu_isa()),
-                    static_cast<uint32_t>(sizeof(dnnl_memory_desc_t))};
+                    static_cast<uint32_t>(sizeof(dnnl_memory_desc_t)), static_cast<uint32_t>(omp_get_max_threads())};
 }
 
 class Reader {
@@ -76,7 +78,9 @@ const ConvLayout* ConvLayoutBook::Find(const std::string& key) const {
   return it == layouts_.end() ? nullptr : &it->second;
 }
 
-void ConvLayoutBook::Record(const std::string& key, ConvLayout layout) { layouts_.emplace(key, std::move(layout)); }
+void ConvLayoutBook::Record(const std::string& key, ConvLayout layout) {
+  layouts_.insert_or_assign(key, std::move(layout));
+}
 
 std::string ConvLayoutBook::Write() const {
   std::string out;

@@ -8,9 +8,10 @@
 // cannot be serialised on CPU engines) from the recorded layouts.
 //
 // Choices are keyed by the problem as posed (conv_problem.h), so a program's
-// identical convolutions share one. A book written by another oneDNN release
-// or for another instruction set reads back empty: its choices may not hold
-// there, and the convolutions are described again.
+// identical convolutions share one. A book written by another oneDNN release,
+// for another instruction set or for another thread count (scratchpads
+// depend on it) reads back empty: its choices may not hold there, and the
+// convolutions are described again.
 #pragma once
 
 #include <map>

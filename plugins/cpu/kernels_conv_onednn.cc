@@ -20,7 +20,9 @@
 // primitive and reorders the result back.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -102,13 +104,17 @@ struct CompiledConvolution {
   // The chosen implementation; empty after a load from the compile cache
   // until the first execution describes it again from the layouts below.
   dnnl::primitive_desc pd;
-  // Created once, by the first execution (Ready).
-  std::once_flag created;
+  // Made once, by the first execution (Ready), under the mutex (not
+  // std::call_once: with libstdc++, a call_once whose function threw hangs
+  // the next call, GCC PR 66146).
+  std::mutex ready_mu;
+  bool ready = false;
   dnnl::primitive primitive;
   Port a, b, c;  // HLO's lhs, rhs and result
   std::optional<Mirror> mirror_b;
   memory::desc scratchpad;
   int64_t scratchpad_at = 0;
+  int64_t scratchpad_reserved = 0;  // bytes at scratchpad_at
   std::string impl;  // oneDNN's name for the implementation it chose
 };
 
@@ -119,10 +125,22 @@ dnnl::primitive_attr UserScratchpad() {
 }
 
 // oneDNN's descriptor for `p` with its operands in the given layouts (format
-// `any` lets oneDNN choose), or throws dnnl::error when oneDNN has no
-// implementation. Nothing is JIT-compiled yet (Ready).
+// `any` lets oneDNN choose): its first implementation, or with `accept` the
+// first that `accept` takes. Throws dnnl::error when oneDNN has none.
+// Nothing is JIT-compiled yet (Ready). The walk stays in here: a
+// descriptor's iterator points at the operation descriptors and the forward
+// hint, which live only as long as this call.
+using Acceptor = std::function<bool(const dnnl::primitive_desc&)>;
+
+dnnl::primitive_desc FirstAccepted(dnnl::primitive_desc pd, const Acceptor& accept) {
+  while (accept && !accept(pd)) {
+    if (!pd.next_impl()) throw dnnl::error(dnnl_unimplemented, "no implementation was accepted");
+  }
+  return pd;
+}
+
 dnnl::primitive_desc Describe(const ConvProblem& p, const memory::desc& src, const memory::desc& weights,
-                              const memory::desc& dst) {
+                              const memory::desc& dst, const Acceptor& accept = nullptr) {
   const dnnl::engine& engine = CpuEngine();
   const memory::dims strides(p.strides.begin(), p.strides.end()), dilates(p.dilates.begin(), p.dilates.end());
   const memory::dims pad_l(p.pad_l.begin(), p.pad_l.end()), pad_r(p.pad_r.begin(), p.pad_r.end());
@@ -133,14 +151,14 @@ dnnl::primitive_desc Describe(const ConvProblem& p, const memory::desc& src, con
                                                 strides, dilates, pad_l, pad_r);
   const dnnl::convolution_forward::primitive_desc forward_pd(forward, attr, engine);
   switch (p.kind) {
-    case Kind::kForward: return forward_pd;
+    case Kind::kForward: return FirstAccepted(forward_pd, accept);
     case Kind::kBackwardData: {
       const dnnl::convolution_backward_data::desc d(algorithm, src, weights, dst, strides, dilates, pad_l, pad_r);
-      return dnnl::convolution_backward_data::primitive_desc(d, attr, engine, forward_pd);
+      return FirstAccepted(dnnl::convolution_backward_data::primitive_desc(d, attr, engine, forward_pd), accept);
     }
     case Kind::kBackwardWeights: {
       const dnnl::convolution_backward_weights::desc d(algorithm, src, weights, dst, strides, dilates, pad_l, pad_r);
-      return dnnl::convolution_backward_weights::primitive_desc(d, attr, engine, forward_pd);
+      return FirstAccepted(dnnl::convolution_backward_weights::primitive_desc(d, attr, engine, forward_pd), accept);
     }
   }
   throw dnnl::error(dnnl_invalid_arguments, "unknown convolution kind");
@@ -219,19 +237,82 @@ memory::desc DescFromBytes(const std::string& bytes) {
   return memory::desc(data);
 }
 
+// The descriptor's fields, in a zeroed struct: its padding bytes carry no
+// stray memory into the cache.
 std::string BytesOf(const memory::desc& desc) {
-  return std::string(reinterpret_cast<const char*>(&desc.data), sizeof desc.data);
+  const dnnl_memory_desc_t& d = desc.data;
+  dnnl_memory_desc_t clean;
+  std::memset(&clean, 0, sizeof clean);
+  clean.ndims = d.ndims;
+  std::memcpy(clean.dims, d.dims, sizeof d.dims);
+  clean.data_type = d.data_type;
+  std::memcpy(clean.padded_dims, d.padded_dims, sizeof d.padded_dims);
+  std::memcpy(clean.padded_offsets, d.padded_offsets, sizeof d.padded_offsets);
+  clean.offset0 = d.offset0;
+  clean.format_kind = d.format_kind;
+  if (d.format_kind == dnnl_blocked) {
+    const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+    std::memcpy(clean.format_desc.blocking.strides, b.strides, sizeof b.strides);
+    clean.format_desc.blocking.inner_nblks = b.inner_nblks;
+    std::memcpy(clean.format_desc.blocking.inner_blks, b.inner_blks, sizeof b.inner_blks);
+    std::memcpy(clean.format_desc.blocking.inner_idxs, b.inner_idxs, sizeof b.inner_idxs);
+  }
+  clean.extra.flags = d.extra.flags;
+  clean.extra.compensation_mask = d.extra.compensation_mask;
+  clean.extra.scale_adjust = d.extra.scale_adjust;
+  clean.extra.asymm_compensation_mask = d.extra.asymm_compensation_mask;
+  return std::string(reinterpret_cast<const char*>(&clean), sizeof clean);
+}
+
+// Whether recorded bytes are a layout oneDNN could have chosen for an
+// operand of `dims`: f32, blocked, no offset, dims as the problem's, sane
+// blocks, and no more than a blocked layout's padding. A record that is
+// not is described afresh (core's checksum makes this a second line).
+bool PlausibleLayout(const memory::desc& desc, const std::vector<int64_t>& dims) {
+  const dnnl_memory_desc_t& d = desc.data;
+  if (d.ndims != static_cast<int>(dims.size()) || d.ndims < 1 || d.ndims > DNNL_MAX_NDIMS) return false;
+  if (d.data_type != dnnl_f32 || d.format_kind != dnnl_blocked || d.offset0 != 0 || d.extra.flags != 0) return false;
+  int64_t dense = 1, padded = 1;
+  for (int k = 0; k < d.ndims; ++k) {
+    if (d.dims[k] != dims[k] || d.padded_dims[k] < d.dims[k] || d.padded_dims[k] > d.dims[k] + 64 ||
+        d.padded_offsets[k] != 0 || d.format_desc.blocking.strides[k] < 0) {
+      return false;
+    }
+    dense *= std::max<int64_t>(dims[k], 1);
+    padded *= std::max<int64_t>(d.padded_dims[k], 1);
+  }
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  if (b.inner_nblks < 0 || b.inner_nblks > DNNL_MAX_NDIMS) return false;
+  for (int k = 0; k < b.inner_nblks; ++k) {
+    if (b.inner_blks[k] < 1 || b.inner_blks[k] > 64 || b.inner_idxs[k] < 0 || b.inner_idxs[k] >= d.ndims) return false;
+  }
+  if (padded > dense * 64 + 4096) return false;
+  // The bytes it spans: what get_size() computes from strides and blocks.
+  return desc.get_size() <= static_cast<size_t>(padded) * 4 * 2 + 4096;
+}
+
+bool PlausibleScratchpad(const memory::desc& desc) {
+  const dnnl_memory_desc_t& d = desc.data;
+  if (d.ndims == 0) return true;  // none
+  return d.ndims == 1 && d.data_type == dnnl_u8 && d.format_kind == dnnl_blocked && d.offset0 == 0 &&
+         d.dims[0] >= 0 && d.dims[0] < (int64_t{1} << 40) && d.padded_dims[0] == d.dims[0] &&
+         d.format_desc.blocking.inner_nblks == 0 && d.format_desc.blocking.strides[0] == 1 && d.extra.flags == 0;
 }
 
 // The convolution as a compile described it, from its recorded layouts:
-// no oneDNN descriptor until the first execution (Ready).
+// no oneDNN descriptor until the first execution (Ready). Null when the
+// record is not plausible for this problem.
 std::shared_ptr<CompiledConvolution> RecordedConvolution(const ConvProblem& p, const ConvLayout& layout) {
   auto compiled = std::make_shared<CompiledConvolution>();
   compiled->problem = p;
   BindPorts(p, *compiled);
   Port* ports[3] = {&compiled->a, &compiled->b, &compiled->c};
-  for (int k = 0; k < 3; ++k) ports[k]->primitive = DescFromBytes(layout.ports[k]);
+  for (int k = 0; k < 3; ++k) {
+    ports[k]->primitive = DescFromBytes(layout.ports[k]);
+    if (!PlausibleLayout(ports[k]->primitive, ports[k]->user.dims())) return nullptr;
+  }
   compiled->scratchpad = DescFromBytes(layout.scratchpad);
+  if (!PlausibleScratchpad(compiled->scratchpad)) return nullptr;
   compiled->impl = layout.impl;
   return compiled;
 }
@@ -244,40 +325,49 @@ ConvLayout LayoutOf(const CompiledConvolution& c) {
 
 // Describes a loaded convolution again: the recorded implementation on the
 // recorded layouts. oneDNN lists its implementations in a fixed order, so
-// the walk finds the one the compile chose; if this process has it no more
-// (the book's provenance check makes that unlikely), running the step fails
-// with a message rather than computing with other layouts than planned.
+// the walk finds the one the compile chose. Its scratchpad may come out
+// other than recorded (it depends on the thread count, which the book's
+// provenance also checks); one larger than the room planned for it is
+// allocated by each execution (Execution's `own_scratchpad`). If this
+// process has the implementation no more, running the step fails with a
+// message rather than computing with other layouts than planned.
 dnnl::primitive_desc DescribeRecorded(const CompiledConvolution& c) {
   memory::desc src, weights, dst;
   RoleLayouts(c, &src, &weights, &dst);
-  dnnl::primitive_desc pd = Describe(c.problem, src, weights, dst);
   const Port* ports[3] = {&c.a, &c.b, &c.c};
-  for (;;) {
-    bool same = pd.impl_info_str() == c.impl && pd.scratchpad_desc() == c.scratchpad;
-    for (const Port* port : ports) same = same && pd.query_md(dnnl::query::exec_arg_md, port->arg) == port->primitive;
-    if (same) return pd;
-    if (!pd.next_impl()) {
-      throw std::runtime_error("oneDNN no longer offers the convolution implementation " + c.impl +
-                               " this executable was compiled for; clear the compile cache");
-    }
+  try {
+    return Describe(c.problem, src, weights, dst, [&](const dnnl::primitive_desc& pd) {
+      bool same = pd.impl_info_str() == c.impl;
+      for (const Port* port : ports) same = same && pd.query_md(dnnl::query::exec_arg_md, port->arg) == port->primitive;
+      return same;
+    });
+  } catch (const dnnl::error&) {
+    throw std::runtime_error("oneDNN no longer offers the convolution implementation " + c.impl +
+                             " this executable was compiled for; clear the compile cache");
   }
 }
 
-// The primitive and its reorders, made once, by the first execution.
+// The primitive and its reorders, made once, by the first execution. What
+// fails (a throw) leaves the convolution as it was, for the next execution
+// to try again.
 void Ready(CompiledConvolution& conv) {
-  std::call_once(conv.created, [&conv] {
-    const dnnl::engine& engine = CpuEngine();
-    if (!conv.pd) conv.pd = DescribeRecorded(conv);
-    conv.primitive = dnnl::primitive(conv.pd.get());  // forward, backward data or weights, as chosen
-    for (Port* port : {&conv.a, &conv.b}) {
-      if (port->reordered) {
-        port->reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, port->user, engine, port->primitive));
-      }
+  std::lock_guard<std::mutex> lock(conv.ready_mu);
+  if (conv.ready) return;
+  const dnnl::engine& engine = CpuEngine();
+  if (!conv.pd) {
+    conv.pd = DescribeRecorded(conv);
+    conv.scratchpad = conv.pd.scratchpad_desc();
+  }
+  conv.primitive = dnnl::primitive(conv.pd.get());  // forward, backward data or weights, as chosen
+  for (Port* port : {&conv.a, &conv.b}) {
+    if (port->reordered) {
+      port->reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, port->user, engine, port->primitive));
     }
-    if (conv.c.reordered) {
-      conv.c.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, conv.c.primitive, engine, conv.c.user));
-    }
-  });
+  }
+  if (conv.c.reordered) {
+    conv.c.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, conv.c.primitive, engine, conv.c.user));
+  }
+  conv.ready = true;
 }
 
 }  // namespace
@@ -290,7 +380,8 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
   std::shared_ptr<CompiledConvolution> compiled;
   if (const ConvLayout* recorded = layouts ? layouts->Find(key) : nullptr) {
     compiled = RecordedConvolution(*problem, *recorded);
-  } else {
+  }
+  if (!compiled) {
     // A JIT implementation that reads and writes Anvil's row-major arrays as
     // they are (MobileNet's first layer, with 3 input channels) saves two
     // reorders; a gemm or reference one on them is slower than reordering to
@@ -305,12 +396,13 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
     } catch (const dnnl::error&) {
       return nullptr;  // no oneDNN implementation for this problem: the generic kernels take it
     }
-    if (layouts) layouts->Record(key, LayoutOf(*compiled));
+    if (layouts) layouts->Record(key, LayoutOf(*compiled));  // (replacing an implausible record)
   }
   // Inputs are reordered into the primitive's layout, the result out of it.
   for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) port->reordered = port->user != port->primitive;
   // Lay out the temporaries after the temp region's start.
   int64_t top = 0;
+  compiled->scratchpad_reserved = static_cast<int64_t>(compiled->scratchpad.get_size());
   compiled->scratchpad_at = Reserve(top, compiled->scratchpad.get_size());
   if (compiled->mirror_b) compiled->mirror_b->at = Reserve(top, compiled->b.user.get_size());
   for (Port* port : {&compiled->a, &compiled->b, &compiled->c}) {
@@ -341,7 +433,15 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
     bind(conv.c, frame.At(result), c_user, c_staged);
     if (conv.a.reorder) conv.a.reorder->execute(stream, a_user, a_staged);
     if (conv.b.reorder) conv.b.reorder->execute(stream, b_user, b_staged);
-    const memory scratchpad(conv.scratchpad, engine, base + conv.scratchpad_at);
+    // The planned room, or (a reloaded implementation that wants more) this
+    // execution's own.
+    std::unique_ptr<char[]> own_scratchpad;
+    char* scratchpad_data = base + conv.scratchpad_at;
+    if (static_cast<int64_t>(conv.scratchpad.get_size()) > conv.scratchpad_reserved) {
+      own_scratchpad.reset(new (std::align_val_t{64}) char[conv.scratchpad.get_size()]);
+      scratchpad_data = own_scratchpad.get();
+    }
+    const memory scratchpad(conv.scratchpad, engine, scratchpad_data);
     conv.primitive.execute(stream, {{conv.a.arg, a_staged},
                                     {conv.b.arg, b_staged},
                                     {conv.c.arg, c_staged},

@@ -189,6 +189,7 @@ const gpu::GpuPlugin& Describe() {
   static const gpu::GpuPlugin plugin{
       "cuda",
       "0.1.0",
+      "CUDA",
       gpu::ExecutableKind{&CudaDialect(), &CudaKernelOptions(), kPlugin, std::string_view("ANVKCUX2", 8)},
       [] { return std::make_unique<CudaRuntime>(CudaDriver::Get()); },
       DeviceCompiler,

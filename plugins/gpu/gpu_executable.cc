@@ -188,20 +188,23 @@ hlo::StatusOr<SerializedKernels> GpuExecutable::ReadSerialized(const ExecutableK
   SerializedKernels s;
   if (!r.Skip(kind.magic)) return bad("not one of this version");
   if (!r.GetBytes(&s.canonical_text)) return bad("truncated program text");
+  // Records are read one at a time, so a corrupt count allocates nothing.
   uint64_t count = 0;
-  if (!r.Get(&count) || count > bytes.size()) return bad("truncated code object count");
-  s.kernels.images.resize(count);
-  for (std::string& image : s.kernels.images) {
+  if (!r.Get(&count)) return bad("truncated code object count");
+  for (uint64_t k = 0; k < count; ++k) {
+    std::string image;
     if (!r.GetBytes(&image)) return bad("truncated code object");
+    s.kernels.images.push_back(std::move(image));
   }
-  if (!r.Get(&count) || count > bytes.size()) return bad("truncated pass count");
-  s.kernels.passes.resize(count);
-  for (CompiledPass& p : s.kernels.passes) {
+  if (!r.Get(&count)) return bad("truncated pass count");
+  for (uint64_t k = 0; k < count; ++k) {
+    CompiledPass p;
     uint64_t image = 0;
     if (!r.GetBytes(&p.key) || p.key.size() != 32) return bad("bad kernel key");
     if (!r.Get(&image) || image >= s.kernels.images.size()) return bad("a pass in no code object");
     p.image = image;
     if (!r.GetBytes(&p.entry) || p.entry.empty()) return bad("bad entry name");
+    s.kernels.passes.push_back(std::move(p));
   }
   if (!r.done()) return bad("bytes after the last pass");
   return s;

@@ -240,7 +240,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
                                          std::to_string(program.parameter_bytes[k]));
     }
     if (inputs[k]->device != device) {
-      return Error(kInvalidArgument, "input " + std::to_string(k) + " is on " + context->plugin.name + " device " +
+      return Error(kInvalidArgument, "input " + std::to_string(k) + " is on " + context->plugin.family + " device " +
                                          std::to_string(inputs[k]->device) + "; the executable is compiled for device " +
                                          std::to_string(device));
     }

@@ -28,6 +28,7 @@ namespace anvil::gpu {
 struct GpuPlugin {
   const char* name;     // "cuda": the plugin's name and its devices' kind
   const char* version;  // "0.1.0"
+  const char* family;   // "CUDA": how messages name its devices ("CUDA device 1")
   ExecutableKind kind;  // dialect, options, "the CUDA plugin", serialised format
   // A plugin context's view of the process's runtime (the runtime itself is
   // opened once per process); what it makes current or retains, it gives

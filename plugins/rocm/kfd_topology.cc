@@ -45,7 +45,11 @@ hlo::StatusOr<std::string> GfxTargetOf(const std::string& pci_bus_id) {
     std::map<std::string, uint64_t> p = ReadProperties(node.path() / "properties");
     auto version = p.find("gfx_target_version");
     if (version == p.end() || version->second == 0) continue;  // a CPU node
-    if (p["location_id"] != location || p["domain"] != domain) continue;
+    // Partitioned GPUs (MI300) add the partition to location_id's high
+    // bits; kernels before 5.12 write no domain.
+    auto at = p.find("location_id");
+    if (at == p.end() || (at->second & 0xffff) != location) continue;
+    if (auto d = p.find("domain"); d != p.end() && d->second != domain) continue;
     return GfxTargetName(static_cast<uint32_t>(version->second));
   }
   if (error) {

@@ -113,13 +113,17 @@ hlo::StatusOr<CompiledProgram> CompileKernelModules(std::vector<gpu::KernelModul
   // batch but not its kernels alone (batching is only ever a speed-up).
   std::vector<std::vector<std::vector<char>>> objects(batches);
   std::vector<hlo::Status> failures(batches);
+  // Where a kernel compiled alone sits among its batch's objects: written by
+  // its batch's job only, which finds its kernels by k * batches / n (never
+  // by a field another job may be writing).
+  std::vector<size_t> within(n, 0);
   gpu::RunOnHostThreads(host, batches, [&](size_t b) {
     // No exception may leave work on core's threads.
     try {
       std::vector<const std::string*> texts;
       size_t first = n;
       for (size_t k = 0; k < n; ++k) {
-        if (result.kernels[k].code_object != b) continue;
+        if (k * batches / n != b) continue;
         first = std::min(first, k);
         texts.push_back(&result.kernels[k].source);
       }
@@ -143,7 +147,7 @@ hlo::StatusOr<CompiledProgram> CompileKernelModules(std::vector<gpu::KernelModul
           return;
         }
         result.kernels[k].entry = gpu::CxxDialect::kEntry;
-        result.kernels[k].code_object = objects[b].size();  // within the batch, for now
+        within[k] = objects[b].size();
         objects[b].push_back(std::move(alone).value());
       }
     } catch (const std::exception& e) {
@@ -158,7 +162,7 @@ hlo::StatusOr<CompiledProgram> CompileKernelModules(std::vector<gpu::KernelModul
   }
   for (size_t k = 0; k < n; ++k) {
     size_t b = k * batches / n;
-    result.kernels[k].code_object = offset[b] + (objects[b].size() == 1 ? 0 : result.kernels[k].code_object);
+    result.kernels[k].code_object = offset[b] + (objects[b].size() == 1 ? 0 : within[k]);
   }
   return result;
 }

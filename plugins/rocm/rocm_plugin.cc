@@ -151,6 +151,7 @@ const gpu::GpuPlugin& Describe() {
   static const gpu::GpuPlugin plugin{
       "rocm",
       "0.1.0",
+      "ROCm",
       gpu::ExecutableKind{&RocmDialect(), &RocmKernelOptions(), kPlugin, std::string_view("ANVKROX1", 8)},
       [] { return std::make_unique<HipDeviceRuntime>(HipRuntime::Get()); },
       DeviceCompiler,

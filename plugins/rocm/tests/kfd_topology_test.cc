@@ -1,6 +1,8 @@
 // A device's gfx target from the kernel driver's topology: the name from
 // gfx_target_version, and the node found by PCI location in a test
-// topology (tests/kfd_nodes: a CPU node and a gfx90a at 0000:c1:00.0).
+// topology (tests/kfd_nodes: a CPU node, a gfx90a at 0000:c1:00.0, and
+// partition 1 of a gfx942 at 0000:c2:00.0 as a kernel without domain lines
+// writes it).
 #include "plugins/rocm/kfd_topology.h"
 
 #include <gtest/gtest.h>
@@ -23,9 +25,12 @@ TEST(KfdTopology, FindsTheGpuNodeAtTheDevicesPciLocation) {
   auto found = GfxTargetOf("0000:c1:00.0");
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, "gfx90a");
-  auto elsewhere = GfxTargetOf("0000:c2:00.0");
+  auto partition = GfxTargetOf("0000:c2:00.0");
+  ASSERT_TRUE(partition.ok()) << partition.status().message();
+  EXPECT_EQ(*partition, "gfx942");
+  auto elsewhere = GfxTargetOf("0000:c3:00.0");
   ASSERT_FALSE(elsewhere.ok());
-  EXPECT_NE(elsewhere.status().message().find("no GPU at PCI location 0000:c2:00.0"), std::string::npos)
+  EXPECT_NE(elsewhere.status().message().find("no GPU at PCI location 0000:c3:00.0"), std::string::npos)
       << elsewhere.status().message();
   auto garbled = GfxTargetOf("c1");
   EXPECT_FALSE(garbled.ok());
