@@ -7,24 +7,18 @@
 #include <cstring>
 #include <utility>
 
+#include "plugins/common/byte_stream.h"
 #include "plugins/cpu/conv_problem.h"
 
 namespace anvil::cpu {
 namespace {
 
-template <typename T>
-void Put(std::string& out, T value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
-}
-
-void PutString(std::string& out, std::string_view s) {
-  Put<uint64_t>(out, s.size());
-  out.append(s);
-}
+using plugin::PutBytes;
+using plugin::PutValue;
 
 void PutInts(std::string& out, const std::vector<int64_t>& values) {
-  Put<uint64_t>(out, values.size());
-  for (int64_t v : values) Put(out, v);
+  PutValue<uint64_t>(out, values.size());
+  for (int64_t v : values) PutValue(out, v);
 }
 
 // What makes a book valid here: choices made by another oneDNN, or by this
@@ -43,32 +37,13 @@ Provenance ThisProcess() {
                     static_cast<uint32_t>(sizeof(dnnl_memory_desc_t)), static_cast<uint32_t>(omp_get_max_threads())};
 }
 
-class Reader {
- public:
-  Reader(std::string_view bytes, const std::string& what) : bytes_(bytes), what_(what) {}
-  template <typename T>
-  bool Get(T* value) {
-    if (sizeof(T) > bytes_.size() - at_) return false;
-    std::memcpy(value, bytes_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return true;
-  }
-  bool GetString(std::string* out) {
-    uint64_t size = 0;
-    if (!Get(&size) || size > bytes_.size() - at_) return false;
-    out->assign(bytes_.substr(at_, size));
-    at_ += size;
-    return true;
-  }
-  bool done() const { return at_ == bytes_.size(); }
+// Errors name the bytes and the offset.
+struct Reader : plugin::ByteReader {
+  Reader(std::string_view bytes, const std::string& what) : ByteReader(bytes), what(what) {}
   hlo::Status Bad(const char* why) const {
-    return hlo::InvalidArgument(what_ + ": byte " + std::to_string(at_) + ": " + why);
+    return hlo::InvalidArgument(what + ": byte " + std::to_string(offset()) + ": " + why);
   }
-
- private:
-  std::string_view bytes_;
-  const std::string& what_;
-  size_t at_ = 0;
+  const std::string& what;
 };
 
 }  // namespace
@@ -84,13 +59,13 @@ void ConvLayoutBook::Record(const std::string& key, ConvLayout layout) {
 
 std::string ConvLayoutBook::Write() const {
   std::string out;
-  Put(out, ThisProcess());
-  Put<uint64_t>(out, layouts_.size());
+  PutValue(out, ThisProcess());
+  PutValue<uint64_t>(out, layouts_.size());
   for (const auto& [key, layout] : layouts_) {
-    PutString(out, key);
-    for (const std::string& port : layout.ports) PutString(out, port);
-    PutString(out, layout.scratchpad);
-    PutString(out, layout.impl);
+    PutBytes(out, key);
+    for (const std::string& port : layout.ports) PutBytes(out, port);
+    PutBytes(out, layout.scratchpad);
+    PutBytes(out, layout.impl);
   }
   return out;
 }
@@ -105,9 +80,9 @@ hlo::StatusOr<std::unique_ptr<ConvLayoutBook>> ConvLayoutBook::Read(std::string_
   for (uint64_t k = 0; k < count; ++k) {
     std::string key;
     ConvLayout layout;
-    bool ok = r.GetString(&key);
-    for (std::string& port : layout.ports) ok = ok && r.GetString(&port);
-    ok = ok && r.GetString(&layout.scratchpad) && r.GetString(&layout.impl);
+    bool ok = r.GetBytes(&key);
+    for (std::string& port : layout.ports) ok = ok && r.GetBytes(&port);
+    ok = ok && r.GetBytes(&layout.scratchpad) && r.GetBytes(&layout.impl);
     if (!ok) return r.Bad("truncated convolution layout");
     for (const std::string& port : layout.ports) {
       if (port.size() != made.desc_bytes) return r.Bad("a convolution layout of the wrong size");
@@ -122,14 +97,14 @@ hlo::StatusOr<std::unique_ptr<ConvLayoutBook>> ConvLayoutBook::Read(std::string_
 
 std::string ConvProblemKey(const ConvProblem& p) {
   std::string key;
-  Put<uint8_t>(key, static_cast<uint8_t>(p.kind));
+  PutValue<uint8_t>(key, static_cast<uint8_t>(p.kind));
   for (const ConvOperand* o : {&p.src, &p.weights, &p.dst}) {
     PutInts(key, o->dims);
     PutInts(key, o->strides);
   }
   for (const std::vector<int64_t>* v : {&p.strides, &p.dilates, &p.pad_l, &p.pad_r}) PutInts(key, *v);
-  Put<uint64_t>(key, p.flip.size());
-  for (bool f : p.flip) Put<uint8_t>(key, f);
+  PutValue<uint64_t>(key, p.flip.size());
+  for (bool f : p.flip) PutValue<uint8_t>(key, f);
   return key;
 }
 

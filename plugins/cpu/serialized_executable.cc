@@ -1,9 +1,9 @@
 #include "plugins/cpu/serialized_executable.h"
 
 #include <cstdint>
-#include <cstring>
 
 #include "hlo/binary_module.h"
+#include "plugins/common/byte_stream.h"
 
 namespace anvil::cpu {
 namespace {
@@ -14,25 +14,21 @@ const std::string kWhat = "serialised CPU executable";
 }  // namespace
 
 std::string WriteExecutable(const hlo::Module& module, const ConvLayoutBook& layouts) {
-  const std::string binary = hlo::WriteBinaryModule(module);
   std::string out(kMagic);
-  const uint64_t size = binary.size();
-  out.append(reinterpret_cast<const char*>(&size), sizeof size);
-  out += binary;
+  plugin::PutBytes(out, hlo::WriteBinaryModule(module));
   out += layouts.Write();
   return out;
 }
 
 hlo::StatusOr<SerializedExecutable> ReadExecutable(std::string_view bytes) {
-  if (bytes.substr(0, kMagic.size()) != kMagic) {
+  plugin::ByteReader r(bytes);
+  if (!r.Skip(kMagic)) {
     return hlo::InvalidArgument(kWhat + ": byte 0: not one of this version (expected " + std::string(kMagic) + ")");
   }
   uint64_t size = 0;
-  if (bytes.size() < kMagic.size() + sizeof size) return hlo::InvalidArgument(kWhat + ": byte 8: truncated");
-  std::memcpy(&size, bytes.data() + kMagic.size(), sizeof size);
   const size_t module_at = kMagic.size() + sizeof size;
-  if (size > bytes.size() - module_at) {
-    return hlo::InvalidArgument(kWhat + ": byte " + std::to_string(module_at) + ": truncated module");
+  if (!r.Get(&size) || size > bytes.size() - module_at) {
+    return hlo::InvalidArgument(kWhat + ": byte " + std::to_string(kMagic.size()) + ": truncated module");
   }
   SerializedExecutable exe;
   // Each part's errors count bytes from the part's start, which the name says.

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "plugins/common/byte_stream.h"
 #include "plugins/gpu/program_walker.h"
 #include "plugins/gpu/serialized_program.h"
 
@@ -125,62 +126,25 @@ GpuExecutable::~GpuExecutable() {
 }
 
 // The format: the kind's magic; the canonical text; the code objects; then
-// each pass's key, code object and entry. Sizes and counts are u64.
-namespace {
-
-void Put(std::string& out, uint64_t value) { out.append(reinterpret_cast<const char*>(&value), sizeof value); }
-void PutBytes(std::string& out, std::string_view bytes) {
-  Put(out, bytes.size());
-  out.append(bytes);
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool Get(uint64_t* value) {
-    if (sizeof *value > bytes_.size() - at_) return false;
-    std::memcpy(value, bytes_.data() + at_, sizeof *value);
-    at_ += sizeof *value;
-    return true;
-  }
-  bool GetBytes(std::string* out) {
-    uint64_t size = 0;
-    if (!Get(&size) || size > bytes_.size() - at_) return false;
-    out->assign(bytes_.substr(at_, size));
-    at_ += size;
-    return true;
-  }
-  bool Skip(std::string_view expected) {
-    if (bytes_.substr(at_, expected.size()) != expected) return false;
-    at_ += expected.size();
-    return true;
-  }
-  bool done() const { return at_ == bytes_.size(); }
-  size_t offset() const { return at_; }
-
- private:
-  std::string_view bytes_;
-  size_t at_ = 0;
-};
-
-}  // namespace
-
+// each pass's key, code object and entry (plugins/common/byte_stream.h).
 std::string GpuExecutable::Serialize() const {
+  using plugin::PutBytes;
+  using plugin::PutValue;
   std::string out(kind_.magic);
   PutBytes(out, canonical_text_);
-  Put(out, loaded_.images.size());
+  PutValue<uint64_t>(out, loaded_.images.size());
   for (const std::string& image : loaded_.images) PutBytes(out, image);
-  Put(out, loaded_.passes.size());
+  PutValue<uint64_t>(out, loaded_.passes.size());
   for (const CompiledPass& p : loaded_.passes) {
     PutBytes(out, p.key);
-    Put(out, p.image);
+    PutValue<uint64_t>(out, p.image);
     PutBytes(out, p.entry);
   }
   return out;
 }
 
 hlo::StatusOr<SerializedKernels> GpuExecutable::ReadSerialized(const ExecutableKind& kind, std::string_view bytes) {
-  Reader r(bytes);
+  plugin::ByteReader r(bytes);
   auto bad = [&](const char* why) {
     return hlo::InvalidArgument("serialised executable of " + kind.plugin + ": byte " + std::to_string(r.offset()) +
                                 ": " + why);
