@@ -15,6 +15,7 @@
 #include <set>
 
 #include "plugins/cuda/cuda_driver.h"
+#include "plugins/gpu/tests/host_memory_device.h"
 
 using namespace anvil::cuda;  // the ABI types
 
@@ -25,24 +26,8 @@ constexpr CUresult kInvalidValue = 1, kOutOfMemory = 2, kInvalidImage = 200, kIn
 
 CUcontext const kContext = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
 
-struct State {
-  std::mutex mutex;
-  std::map<uintptr_t, size_t> allocations;  // start -> bytes
-  std::set<uintptr_t> modules, streams;
-  long launches = 0, bad_addresses = 0, bad_calls = 0, allocations_made = 0;
-
-  // Whether [p, p + bytes) lies inside one live allocation.
-  bool Live(uintptr_t p, size_t bytes) const {
-    auto it = allocations.upper_bound(p);
-    if (it == allocations.begin()) return false;
-    --it;
-    return p >= it->first && p + bytes <= it->first + it->second;
-  }
-  bool StreamOk(CUstream s) const { return !s || streams.count(reinterpret_cast<uintptr_t>(s)); }
-  CUresult Bad(CUresult r) {
-    ++bad_calls;
-    return r;
-  }
+struct State : anvil::gpu::testing::HostMemoryDevice {
+  std::set<uintptr_t> modules;
 };
 
 State& S() {
@@ -163,20 +148,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y, u
     return s.Bad(kInvalidValue);
   }
   // The kernel's one parameter: the device address of its table.
-  const uintptr_t table = *static_cast<const uint64_t*>(params[0]);
-  if (table % 8 != 0 || !s.Live(table, 8)) {
-    ++s.bad_addresses;
-    return kCudaSuccess;
-  }
-  // Its table and those after it, to the end of their allocation: each
-  // address is 0 (an empty value) or inside live memory.
-  auto it = --s.allocations.upper_bound(table);
-  for (uintptr_t at = table; at + 8 <= it->first + it->second; at += 8) {
-    uint64_t address;
-    std::memcpy(&address, reinterpret_cast<const void*>(at), 8);
-    if (address && !s.Live(address, 1)) ++s.bad_addresses;
-  }
-  ++s.launches;
+  s.CheckLaunch(*static_cast<const uint64_t*>(params[0]));
   return kCudaSuccess;
 }
 
@@ -184,19 +156,15 @@ CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!bytes) return s.Bad(kInvalidValue);  // as the driver refuses zero bytes
-  void* p = std::calloc(1, bytes);
+  void* p = s.Allocate(bytes);
   if (!p) return kOutOfMemory;
-  s.allocations.emplace(reinterpret_cast<uintptr_t>(p), bytes);
-  ++s.allocations_made;
   *pointer = reinterpret_cast<uintptr_t>(p);
   return kCudaSuccess;
 }
 CUresult cuMemFree_v2(CUdeviceptr pointer) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.allocations.erase(pointer)) return s.Bad(kInvalidValue);
-  std::free(reinterpret_cast<void*>(pointer));
-  return kCudaSuccess;
+  return s.Free(pointer) ? kCudaSuccess : s.Bad(kInvalidValue);
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void* source, size_t bytes, CUstream stream) {
   State& s = S();
@@ -230,9 +198,7 @@ CUresult cuMemsetD8Async(CUdeviceptr destination, unsigned char value, size_t co
 CUresult cuStreamCreate(CUstream* stream, unsigned) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto* st = new int(0);
-  s.streams.insert(reinterpret_cast<uintptr_t>(st));
-  *stream = reinterpret_cast<CUstream>(st);
+  *stream = static_cast<CUstream>(s.NewStream());
   return kCudaSuccess;
 }
 CUresult cuStreamSynchronize(CUstream stream) {
@@ -243,9 +209,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
 CUresult cuStreamDestroy_v2(CUstream stream) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!stream || !s.streams.erase(reinterpret_cast<uintptr_t>(stream))) return s.Bad(kInvalidHandle);
-  delete reinterpret_cast<int*>(stream);
-  return kCudaSuccess;
+  return s.DestroyStream(stream) ? kCudaSuccess : s.Bad(kInvalidHandle);
 }
 CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { return kCudaSuccess; }
 CUresult cuEventCreate(CUevent* event, unsigned) {

@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 
+#include "plugins/gpu/tests/host_memory_device.h"
 #include "plugins/rocm/hip_runtime.h"
 
 using namespace anvil::rocm;  // the ABI types
@@ -26,24 +27,9 @@ namespace {
 constexpr hipError_t kInvalidValue = 1, kOutOfMemory = 2, kInvalidImage = 200, kNotFound = 500,
                      kInvalidHandle = 400;
 
-struct State {
-  std::mutex mutex;
-  std::map<uintptr_t, size_t> allocations;  // start -> bytes
+struct State : anvil::gpu::testing::HostMemoryDevice {
   std::map<uintptr_t, std::string> modules;  // handle -> the code object
-  std::set<uintptr_t> functions, streams;
-  long launches = 0, bad_addresses = 0, bad_calls = 0, allocations_made = 0;
-
-  bool Live(uintptr_t p, size_t bytes) const {
-    auto it = allocations.upper_bound(p);
-    if (it == allocations.begin()) return false;
-    --it;
-    return p >= it->first && p + bytes <= it->first + it->second;
-  }
-  bool StreamOk(hipStream_t s) const { return !s || streams.count(reinterpret_cast<uintptr_t>(s)); }
-  hipError_t Bad(hipError_t r) {
-    ++bad_calls;
-    return r;
-  }
+  std::set<uintptr_t> functions;
 };
 
 State& S() {
@@ -166,18 +152,7 @@ hipError_t hipModuleLaunchKernel(hipFunction_t function, unsigned grid_x, unsign
       !params || extra) {
     return s.Bad(kInvalidValue);
   }
-  const uintptr_t table = *static_cast<const uint64_t*>(params[0]);
-  if (table % 8 != 0 || !s.Live(table, 8)) {
-    ++s.bad_addresses;
-    return kHipSuccess;
-  }
-  auto it = --s.allocations.upper_bound(table);
-  for (uintptr_t at = table; at + 8 <= it->first + it->second; at += 8) {
-    uint64_t address;
-    std::memcpy(&address, reinterpret_cast<const void*>(at), 8);
-    if (address && !s.Live(address, 1)) ++s.bad_addresses;
-  }
-  ++s.launches;
+  s.CheckLaunch(*static_cast<const uint64_t*>(params[0]));  // the kernel's one parameter: its table
   return kHipSuccess;
 }
 
@@ -185,19 +160,15 @@ hipError_t hipMalloc(void** pointer, size_t bytes) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!bytes) return s.Bad(kInvalidValue);
-  void* p = std::calloc(1, bytes);
+  void* p = s.Allocate(bytes);
   if (!p) return kOutOfMemory;
-  s.allocations.emplace(reinterpret_cast<uintptr_t>(p), bytes);
-  ++s.allocations_made;
   *pointer = p;
   return kHipSuccess;
 }
 hipError_t hipFree(void* pointer) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.allocations.erase(reinterpret_cast<uintptr_t>(pointer))) return s.Bad(kInvalidValue);
-  std::free(pointer);
-  return kHipSuccess;
+  return s.Free(reinterpret_cast<uintptr_t>(pointer)) ? kHipSuccess : s.Bad(kInvalidValue);
 }
 hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t destination, const void* source, size_t bytes, hipStream_t stream) {
   State& s = S();
@@ -227,9 +198,7 @@ hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t destination, hipDeviceptr_t source,
 hipError_t hipStreamCreateWithFlags(hipStream_t* stream, unsigned) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto* st = new int(0);
-  s.streams.insert(reinterpret_cast<uintptr_t>(st));
-  *stream = reinterpret_cast<hipStream_t>(st);
+  *stream = static_cast<hipStream_t>(s.NewStream());
   return kHipSuccess;
 }
 hipError_t hipStreamSynchronize(hipStream_t stream) {
@@ -240,9 +209,7 @@ hipError_t hipStreamSynchronize(hipStream_t stream) {
 hipError_t hipStreamDestroy(hipStream_t stream) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!stream || !s.streams.erase(reinterpret_cast<uintptr_t>(stream))) return s.Bad(kInvalidHandle);
-  delete reinterpret_cast<int*>(stream);
-  return kHipSuccess;
+  return s.DestroyStream(stream) ? kHipSuccess : s.Bad(kInvalidHandle);
 }
 const char* hipGetErrorName(hipError_t error) {
   return error == kInvalidValue ? "hipErrorInvalidValue" : error == kOutOfMemory ? "hipErrorOutOfMemory"
