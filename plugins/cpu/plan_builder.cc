@@ -45,6 +45,18 @@ using hlo::Opcode;
 
 int64_t AlignUp(int64_t v) { return (v + 63) / 64 * 64; }
 
+// The fused loop kernel of `i` alone, reading its distinct operands.
+Kernel LoopOfOne(const Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  std::vector<const Instruction*> inputs;
+  std::vector<Slot> input_slots;
+  for (size_t k = 0; k < i.operands.size(); ++k) {
+    if (std::find(inputs.begin(), inputs.end(), i.operands[k]) != inputs.end()) continue;
+    inputs.push_back(i.operands[k]);
+    input_slots.push_back(in[k]);
+  }
+  return FusedElementwiseKernel({&i}, inputs, input_slots, out);
+}
+
 // Whether a bitcast-convert from or to `t` is the same bytes.
 bool BitcastsInPlace(hlo::ElementType t) {
   const auto& info = hlo::Info(t);
@@ -547,6 +559,11 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kGather) kernel = GatherKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = SelectAndScatterKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kSelectAndScatter) kernel = ScalarSelectAndScatterKernel(i, in, out);
+      // A loop op fused with nothing still runs as a loop of one: its tile
+      // functions are built for the widest vectors the CPU has (the one-op
+      // kernels only for the baseline x86-64), which makes an unfused exp or
+      // tanh several times faster, and they compute the same bits.
+      if (!kernel && IsLoopOp(i)) kernel = LoopOfOne(i, in, out);
       if (!kernel) kernel = ElementwiseKernel(i, in, out);
       if (!kernel) kernel = DataMovementKernel(i, in, out);
       if (!kernel) kernel = ScalarElementwiseKernel(i, in, out);

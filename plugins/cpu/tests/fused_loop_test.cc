@@ -3,16 +3,20 @@
 // results must be equal): masks made and consumed inside one loop, a shared
 // scalar broadcast, clamp with scalar bounds, over several tiles; chains of
 // binary ops the loop pairs into one pass, the intermediate on either side
-// of the second op, across a splatted constant.
+// of the second op, across a splatted constant; a loop op fused with
+// nothing (a loop of one), checked bit for bit against the plugin's float
+// functions as this test's compiler builds them for the baseline x86-64.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "anvil/anvil.h"
 #include "conformance/testkit/abi_session.h"
+#include "plugins/cpu/float_functions.h"
 
 namespace {
 
@@ -94,6 +98,47 @@ TEST(CpuFusedLoops, PairedBinaryOpsGiveTheTwoPassResults) {
   }
   EXPECT_EQ(wrong, 0);
   for (anvil_buffer* b : {bx, by, bz, out[0]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+TEST(CpuFusedLoops, ALoopOfOneGivesTheOneOpBits) {
+  constexpr int64_t kN = 2500;  // two whole tiles and a partial one
+  const std::string s = "f32[" + std::to_string(kN) + "]";
+  // Each value leaves the program, so nothing fuses: every op is a loop of
+  // one, and the add reads its one operand twice.
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n"
+                          "  e = " + s + " exponential(x)\n"
+                          "  t = " + s + " tanh(x)\n"
+                          "  d = " + s + " add(x, x)\n"
+                          "  ROOT r = (" + s + ", " + s + ", " + s + ") tuple(e, t, d)\n}\n";
+  std::vector<float> x(kN);
+  for (int64_t k = 0; k < kN; ++k) x[k] = static_cast<float>((k * 7919) % 4001 - 2000) / 17.0f;
+  x[0] = NAN;
+  x[1] = INFINITY;
+  x[2] = -INFINITY;
+  x[3] = -0.0f;
+  x[4] = 1e-30f;
+  x[5] = 88.7f;
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kN});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx}, 3);
+  ASSERT_EQ(out.size(), 3u);
+  const std::vector<float> e = session.ToHost<float>(out[0], kN), t = session.ToHost<float>(out[1], kN),
+                           d = session.ToHost<float>(out[2], kN);
+  auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); };
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const float want_e = anvil::cpu::ExpFloat(x[k]), want_t = anvil::cpu::TanhFloat(x[k]), want_d = x[k] + x[k];
+    if ((!same(e[k], want_e) || !same(t[k], want_t) || !same(d[k], want_d)) && wrong++ < 5) {
+      ADD_FAILURE() << "element " << k << " (x = " << x[k] << "): exp " << e[k] << " (" << want_e << "), tanh " << t[k]
+                    << " (" << want_t << "), x + x " << d[k] << " (" << want_d << ")";
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* b : {bx, out[0], out[1], out[2]}) anvil_buffer_destroy(b);
   anvil_executable_destroy(exe);
 }
 
