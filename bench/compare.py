@@ -2,8 +2,11 @@
 of issue 11 as `anvil bench` times it, next to what bounds it on this machine
 (memcpy bandwidth for the elementwise chain), what eager PyTorch takes for
 the same model (bench/peers/torch_peers.py) and what ONNX Runtime takes
-(bench/peers/onnxruntime_peers.py, for the chain and the MLP). Prints a
-table of medians and ratios; `--json FILE` keeps the numbers.
+(bench/peers/onnxruntime_peers.py, for the chain and the MLP). Everything
+is measured in rounds (`--rounds`, 3 by default), one after another, and
+each ratio is taken within a round, between numbers measured minutes apart
+at most; the table gives the median over rounds, and each round's ratios
+follow it. `--json FILE` keeps every number.
 
     /usr/bin/python3 bench/compare.py [--build build] [--corpus ../shared/corpus]
 
@@ -12,6 +15,7 @@ Speed is only ever reported here, never asserted in a test.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,49 +71,85 @@ def peer(python, script, modules, workloads, missing):
     return results
 
 
+def measure_round(tool, paths, workloads, onnxruntime_python):
+    """One round: memcpy, then Anvil on each workload, then the peers."""
+    report = {"memcpy_gb_per_s": memcpy_gb_per_s(), "anvil": {}}
+    for name in workloads:
+        program, iterations = PROGRAMS[name]
+        report["anvil"][name] = anvil_bench(tool, paths[name], iterations)
+    system_python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    report["pytorch"] = peer(system_python, "torch_peers.py", ["torch", "torchvision"], workloads,
+                             "install Debian's python3-torch and python3-torchvision")
+    ort_workloads = [w for w in workloads if w in ("chain", "mlp")]
+    report["onnxruntime"] = peer(onnxruntime_python, "onnxruntime_peers.py", ["torch", "onnxruntime"],
+                                 ort_workloads, "run bench/setup_peers.sh (onnxruntime in build/bench-venv)") \
+        if ort_workloads else {}
+    return report
+
+
+def round_cells(report, name):
+    """{column: value} for one workload in one round; a peer that did not
+    run leaves its columns out."""
+    a = report["anvil"][name]
+    anvil_ms = a["execute_ms"]["median"]
+    cells = {"anvil ms": anvil_ms, "compile ms": a["compile_ms"]}
+    for kind, label in (("pytorch", "pytorch"), ("onnxruntime", "onnxrt")):
+        r = report[kind].get(name)
+        if r:
+            cells[f"{label} ms"] = r["execute_ms"]["median"]
+            cells[f"anvil/{label}"] = anvil_ms / r["execute_ms"]["median"]
+    if name == "chain":
+        # The chain's bound: its inputs and output streamed once at the
+        # memcpy speed measured in the same round.
+        cells["bound ms"] = a["bytes"] / (report["memcpy_gb_per_s"] * 1e9) * 1e3
+        cells["anvil/bound"] = anvil_ms / cells["bound ms"]
+    return cells
+
+
+COLUMNS = ["anvil ms", "compile ms", "pytorch ms", "anvil/pytorch", "onnxrt ms", "anvil/onnxrt", "bound ms",
+           "anvil/bound"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--corpus", default=os.environ.get("ANVIL_CORPUS_DIR", os.path.join(ROOT, "..", "shared", "corpus")))
     parser.add_argument("--workloads", nargs="+", default=list(PROGRAMS), choices=list(PROGRAMS))
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="measure everything this many times, interleaved, and report the median of each "
+                             "round's ratio (a shared machine's load drifts between one measurement and the next)")
     parser.add_argument("--json", help="write every number measured here to this file")
     parser.add_argument("--onnxruntime-python", default=os.path.join(ROOT, "build", "bench-venv", "bin", "python"),
                         help="a Python with onnxruntime and torch (bench/setup_peers.sh makes one)")
     args = parser.parse_args()
     tool = os.path.join(args.build, "tools", "anvil")
-
-    report = {"memcpy_gb_per_s": memcpy_gb_per_s(), "anvil": {}}
+    paths = {}
     for name in args.workloads:
-        program, iterations = PROGRAMS[name]
-        path = program.format(corpus=args.corpus) if "{corpus}" in program else os.path.join(ROOT, program)
-        report["anvil"][name] = anvil_bench(tool, path, iterations)
-    system_python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-    report["pytorch"] = peer(system_python, "torch_peers.py", ["torch", "torchvision"], args.workloads,
-                             "install Debian's python3-torch and python3-torchvision")
-    ort_workloads = [w for w in args.workloads if w in ("chain", "mlp")]
-    report["onnxruntime"] = peer(args.onnxruntime_python, "onnxruntime_peers.py", ["torch", "onnxruntime"],
-                                 ort_workloads, "run bench/setup_peers.sh (onnxruntime in build/bench-venv)") \
-        if ort_workloads else {}
+        program = PROGRAMS[name][0]
+        paths[name] = program.format(corpus=args.corpus) if "{corpus}" in program else os.path.join(ROOT, program)
 
-    bandwidth = report["memcpy_gb_per_s"]
-    print(f"memcpy: {bandwidth:.1f} GB/s (read + write)")
-    columns = ["workload", "anvil ms", "compile ms", "pytorch ms", "anvil/pytorch", "onnxrt ms", "anvil/onnxrt",
-               "bound ms", "anvil/bound"]
-    print(" ".join(f"{c:>13}" for c in columns))
-    for name, a in report["anvil"].items():
-        anvil_ms = a["execute_ms"]["median"]
-        cells = [name, f"{anvil_ms:.2f}", f"{a['compile_ms']:.1f}"]
-        for kind in ("pytorch", "onnxruntime"):
-            r = report[kind].get(name)
-            peer_ms = r["execute_ms"]["median"] if r else None
-            cells += [f"{peer_ms:.2f}", f"{anvil_ms / peer_ms:.2f}"] if peer_ms else ["-", "-"]
-        # The chain's bound: its inputs and output streamed once at memcpy speed.
-        bound_ms = a["bytes"] / (bandwidth * 1e9) * 1e3 if name == "chain" else None
-        cells += [f"{bound_ms:.2f}", f"{anvil_ms / bound_ms:.2f}"] if bound_ms else ["-", "-"]
-        print(" ".join(f"{c:>13}" for c in cells))
+    rounds = [measure_round(tool, paths, args.workloads, args.onnxruntime_python) for _ in range(max(1, args.rounds))]
+
+    bandwidths = [r["memcpy_gb_per_s"] for r in rounds]
+    print(f"memcpy: {statistics.median(bandwidths):.1f} GB/s (read + write; median of {len(rounds)} rounds, "
+          f"{min(bandwidths):.1f}-{max(bandwidths):.1f})")
+    print(" ".join(f"{c:>13}" for c in ["workload", *COLUMNS]))
+    spreads = []
+    for name in args.workloads:
+        per_round = [round_cells(r, name) for r in rounds]
+        row = [name]
+        for column in COLUMNS:
+            values = [cells[column] for cells in per_round if column in cells]
+            row.append(f"{statistics.median(values):.2f}" if values else "-")
+            if "/" in column and values:
+                spreads.append(f"{name} {column}: " + " ".join(f"{v:.2f}" for v in values))
+        print(" ".join(f"{c:>13}" for c in row))
+    print(f"each round's ratios (the table gives their median):")
+    for line in spreads:
+        print("  " + line)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+            json.dump({"rounds": rounds}, f, indent=1)
 
 
 if __name__ == "__main__":
