@@ -176,23 +176,37 @@ hlo::StatusOr<SerializedKernels> GpuExecutable::ReadSerialized(const ExecutableK
 
 namespace {
 
-// One execution: its stream, arena and tables, given back when it goes
-// (after the stream has finished with them).
-class Execution : public DeviceQueue {
+// One execution: its stream, arena and address tables, taken from the
+// device's caching allocator and given back when it is destroyed (after
+// the stream has finished with them). Every call with the execution's
+// device current (its own DeviceScope), so that the thread that queues it
+// and the one that waits for it may differ.
+class Execution final : public DeviceQueue, public QueuedExecution {
  public:
-  Execution(DeviceRuntime& runtime, const DeviceProgram& program, uint64_t constants, uint32_t block,
-            CachingAllocator& memory, const std::vector<uint64_t>& inputs)
-      : runtime_(runtime), program_(program), constants_(constants), block_(block), memory_(memory), inputs_(inputs) {}
+  Execution(DeviceRuntime& runtime, size_t device, const DeviceProgram& program, uint64_t constants, uint32_t block,
+            CachingAllocator& memory, std::vector<uint64_t> inputs)
+      : runtime_(runtime),
+        device_(device),
+        program_(program),
+        constants_(constants),
+        block_(block),
+        memory_(memory),
+        inputs_(std::move(inputs)) {}
 
   ~Execution() override {
+    DeviceScope scope(runtime_, device_);
     // Whatever was queued finishes before its memory is reused.
-    if (stream_) (void)runtime_.Synchronize(stream_);
+    if (stream_ && scope.status().ok()) (void)runtime_.Synchronize(stream_);
     for (uint64_t p : arena_) memory_.Release(p);
     if (tables_) memory_.Release(tables_);
-    if (stream_) runtime_.DestroyStream(stream_);
+    if (stream_ && scope.status().ok()) runtime_.DestroyStream(stream_);
   }
 
-  hlo::Status Run(const std::vector<uint64_t>& outputs) {
+  // Queues the whole program, waiting on the way only where the host must
+  // decide (a loop's condition, a branch index).
+  hlo::Status Queue(const std::vector<uint64_t>& outputs) {
+    DeviceScope scope(runtime_, device_);
+    ANVIL_RETURN_IF_ERROR(scope.status());
     ANVIL_ASSIGN_OR_RETURN(stream_, runtime_.CreateStream());
     for (uint64_t bytes : program_.arena_chunks) {
       ANVIL_ASSIGN_OR_RETURN(uint64_t p, memory_.Allocate(bytes));
@@ -213,6 +227,12 @@ class Execution : public DeviceQueue {
       if (from.kind == Loc::Kind::kNone || from.bytes == 0) continue;
       ANVIL_RETURN_IF_ERROR(runtime_.CopyOnDevice(outputs[k], AddressOf(from), from.bytes, stream_));
     }
+    return hlo::OkStatus();
+  }
+
+  hlo::Status Wait() override {
+    DeviceScope scope(runtime_, device_);
+    ANVIL_RETURN_IF_ERROR(scope.status());
     return runtime_.Synchronize(stream_);
   }
 
@@ -246,26 +266,40 @@ class Execution : public DeviceQueue {
   }
 
   DeviceRuntime& runtime_;
+  const size_t device_;
   const DeviceProgram& program_;
   const uint64_t constants_;
   const uint32_t block_;
   CachingAllocator& memory_;
-  const std::vector<uint64_t>& inputs_;
+  const std::vector<uint64_t> inputs_;
   DeviceRuntime::Stream stream_ = nullptr;
   std::vector<uint64_t> arena_;
   uint64_t tables_ = 0;
   AddressTables words_;
 };
 
+bool DecidesOnTheHost(const std::vector<Op>& ops) {
+  return std::any_of(ops.begin(), ops.end(),
+                     [](const Op& op) { return op.kind == Op::Kind::kWhile || op.kind == Op::Kind::kConditional; });
+}
+
 }  // namespace
+
+bool GpuExecutable::WaitsWhileQueued() const { return DecidesOnTheHost(program_.ops); }
+
+hlo::StatusOr<std::unique_ptr<QueuedExecution>> GpuExecutable::Start(CachingAllocator& memory,
+                                                                     std::vector<uint64_t> inputs,
+                                                                     const std::vector<uint64_t>& outputs) const {
+  auto execution = std::make_unique<Execution>(runtime_, device_, program_, constants_,
+                                               kind_.options->workgroup_size, memory, std::move(inputs));
+  ANVIL_RETURN_IF_ERROR(execution->Queue(outputs));
+  return std::unique_ptr<QueuedExecution>(std::move(execution));
+}
 
 hlo::Status GpuExecutable::Run(CachingAllocator& memory, const std::vector<uint64_t>& inputs,
                                const std::vector<uint64_t>& outputs) const {
-  // Current until the execution, and its frees, are done.
-  DeviceScope scope(runtime_, device_);
-  ANVIL_RETURN_IF_ERROR(scope.status());
-  Execution execution(runtime_, program_, constants_, kind_.options->workgroup_size, memory, inputs);
-  return execution.Run(outputs);
+  ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<QueuedExecution> execution, Start(memory, inputs, outputs));
+  return execution->Wait();
 }
 
 }  // namespace anvil::gpu

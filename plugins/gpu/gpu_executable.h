@@ -56,6 +56,17 @@ struct SerializedKernels {
   CompiledKernels kernels;
 };
 
+// An execution whose work is queued on a stream of its own. Destroying it
+// waits for that stream, if Wait has not, and gives its memory back to the
+// device's caching allocator; any thread may wait for it or destroy it.
+class QueuedExecution {
+ public:
+  virtual ~QueuedExecution() = default;
+  // Returns once the device has run everything queued: the execution's
+  // outcome (the runtime's error, if the stream failed).
+  virtual hlo::Status Wait() = 0;
+};
+
 class GpuExecutable {
  public:
   // Plans and emits the program's kernels, compiles those `known` (from a
@@ -88,6 +99,13 @@ class GpuExecutable {
   // decide), the outputs copied out, and the memory given back.
   hlo::Status Run(CachingAllocator& memory, const std::vector<uint64_t>& inputs,
                   const std::vector<uint64_t>& outputs) const;
+  // What Run does, less its wait: returns once everything is queued. Where
+  // the program has loops or conditionals (WaitsWhileQueued), queuing waits
+  // for each value the host decides by; otherwise nothing here waits for
+  // the device, so it may run on the thread that issued the execution.
+  hlo::StatusOr<std::unique_ptr<QueuedExecution>> Start(CachingAllocator& memory, std::vector<uint64_t> inputs,
+                                                        const std::vector<uint64_t>& outputs) const;
+  bool WaitsWhileQueued() const;
 
  private:
   friend class CodeObjectLoader;

@@ -9,6 +9,7 @@
 #include "plugins/common/execution_memory.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/gpu/caching_allocator.h"
+#include "plugins/gpu/completion_thread.h"
 #include "plugins/gpu/plugin_parts.h"
 
 struct anvil_plugin_memory {
@@ -24,12 +25,15 @@ struct anvil_plugin_context {
   // Each device's memory for executions (arenas, address tables), kept for
   // the next execution.
   std::vector<std::unique_ptr<anvil::gpu::CachingAllocator>> execution_memory;
+  // Each device's thread that waits for its executions (completion_thread.h).
+  std::vector<std::unique_ptr<anvil::gpu::CompletionThread>> completions;
   anvil::gpu::CompileTargets targets;
 };
 
 namespace anvil::gpu {
 namespace {
 
+using plugin::Async;
 using plugin::AsyncCompletion;
 using plugin::Error;
 using plugin::FromStatus;
@@ -47,7 +51,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
   // The runtime and the compiler are loaded once per process and never unloaded.
   plugin::StayLoaded(reinterpret_cast<const void*>(&ContextCreate));
   auto context = std::unique_ptr<anvil_plugin_context>(new anvil_plugin_context{
-      plugin::CopyHostExecutor(*executor), p, p.open_runtime(), {}, CompileTargets(p.kind.plugin)});
+      plugin::CopyHostExecutor(*executor), p, p.open_runtime(), {}, {}, CompileTargets(p.kind.plugin)});
   DeviceRuntime& runtime = *context->runtime;
   if (runtime.DeviceCount() == 0) {
     // Loading still succeeds: a machine without a GPU has zero devices here.
@@ -66,6 +70,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
           if (scope.status().ok()) runtime.Free(address);
         },
         runtime.DeviceAt(k).memory_bytes / 4));
+    context->completions.push_back(std::make_unique<CompletionThread>());
   }
   std::string why_missing;
   for (std::string& name : p.list_targets(&why_missing)) context->targets.Add(std::move(name));
@@ -78,6 +83,7 @@ anvil_plugin_error* ContextCreate(const anvil_plugin_host_executor* executor, an
 }
 
 void ContextDestroy(anvil_plugin_context* context) {
+  context->completions.clear();       // core has seen every execution done; the threads end
   context->execution_memory.clear();  // gives the devices their memory back
   delete context;                     // and the runtime view what it retained
 }
@@ -220,6 +226,28 @@ void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* executabl
   delete reinterpret_cast<GpuExecutable*>(executable);
 }
 
+// Hands a queued execution to its device's completion thread, which waits
+// for it, gives back its memory and the donated inputs it read, and then
+// reports it done.
+void AwaitOnCompletionThread(CompletionThread& completions, std::unique_ptr<QueuedExecution> queued,
+                             plugin::DonatedInputs donations, anvil_plugin_done done, void* user) {
+  struct Pending {
+    std::unique_ptr<QueuedExecution> execution;
+    plugin::DonatedInputs donations;
+  };
+  // std::function copies what it holds: the move-only parts are shared.
+  auto pending = std::make_shared<Pending>(Pending{std::move(queued), std::move(donations)});
+  completions.Add([pending, done, user] {
+    auto finish = [&]() -> anvil_plugin_error* {
+      const hlo::Status s = pending->execution->Wait();
+      pending->execution.reset();    // its arena and tables back to the pool
+      pending->donations.FreeAll();  // read, and not reused: the plugin is done with them
+      return FromStatus(s);
+    };
+    plugin::Complete("executable_execute", finish, done, user);
+  });
+}
+
 anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
                             anvil_plugin_memory* const* inputs, const uint8_t* donated, size_t num_inputs,
                             anvil_plugin_memory** outputs, size_t num_outputs, anvil_plugin_done done, void* user) {
@@ -253,13 +281,39 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   }
   for (size_t k = 0; k < num_outputs; ++k) out.push_back(outputs[k]->pointer);
   CachingAllocator* pool = context->execution_memory[device].get();
-  AsyncCompletion(context->executor, "executable_execute", done, user,
-                  [exe, pool, in = std::move(in), out = std::move(out),
-                   donations = memory.Start()]() mutable -> anvil_plugin_error* {
-                    const hlo::Status s = exe->Run(*pool, in, out);
-                    donations.FreeAll();  // read, and not reused: the plugin is done with them
-                    return FromStatus(s);
-                  });
+  CompletionThread* completions = context->completions[device].get();
+  if (!exe->WaitsWhileQueued()) {
+    // Queued here, on the issuing thread, which never waits for the device:
+    // the device's completion thread does.
+    auto queued = exe->Start(*pool, std::move(in), out);
+    if (!queued.ok()) return FromStatus(queued.status());
+    AwaitOnCompletionThread(*completions, std::move(queued).value(), memory.Start(), done, user);
+    return nullptr;
+  }
+  // A loop or a conditional waits for the device to decide where to go
+  // next: queued on a host thread, which the completion thread then
+  // relieves of the final wait.
+  Async(context->executor, [exe, pool, completions, in = std::move(in), out = std::move(out),
+                            donations = memory.Start(), done, user]() mutable {
+    std::unique_ptr<QueuedExecution> queued;
+    anvil_plugin_error* error = nullptr;
+    try {
+      auto started = exe->Start(*pool, std::move(in), out);
+      if (started.ok()) {
+        queued = std::move(started).value();
+      } else {
+        error = FromStatus(started.status());
+      }
+    } catch (...) {
+      error = plugin::ErrorFromCurrentException("executable_execute");
+    }
+    if (error) {
+      donations.FreeAll();
+      done(user, error);
+      return;
+    }
+    AwaitOnCompletionThread(*completions, std::move(queued), std::move(donations), done, user);
+  });
   return nullptr;
 }
 

@@ -30,6 +30,8 @@ TEST(CudaExecution, ValuesMovedByCopiesArriveAndEveryLaunchSawLiveMemory) {
   ExpectCopiesArriveAndNothingIsLeft(kCuda, {{kPassThrough, 2}, {kCountedLoop, 1}}, 2);
 }
 
+TEST(CudaExecution, ExecutionsQueueWhileTheDeviceIsBusy) { ExpectExecutionsQueueWhileTheDeviceIsBusy(kCuda); }
+
 TEST(CudaExecution, ARepeatedExecutionReusesItsArenaAndTables) { ExpectARepeatedExecutionReusesItsArenaAndTables(kCuda); }
 
 TEST(CudaExecution, ASecondClientLoadsTheCachedCubinsAndRunsThem) {

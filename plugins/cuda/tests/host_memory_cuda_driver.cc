@@ -42,6 +42,16 @@ thread_local int pushed = 0;
 
 extern "C" {
 
+// Makes the device busy (1) or idle again (0): see HostMemoryDevice::held.
+__attribute__((visibility("default"))) void anvil_fake_cuda_hold_streams(int on) { S().Hold(on != 0); }
+
+// How many stream waits the hold is blocking now.
+__attribute__((visibility("default"))) long anvil_fake_cuda_waiting() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.waiting;
+}
+
 __attribute__((visibility("default"))) void anvil_fake_cuda_counts(long* live_allocations, long* live_modules,
                                                                    long* live_streams, long* launches,
                                                                    long* bad_addresses, long* bad_calls) {
@@ -203,8 +213,10 @@ CUresult cuStreamCreate(CUstream* stream, unsigned) {
 }
 CUresult cuStreamSynchronize(CUstream stream) {
   State& s = S();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.StreamOk(stream) ? kCudaSuccess : s.Bad(kInvalidHandle);
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (!s.StreamOk(stream)) return s.Bad(kInvalidHandle);
+  s.WaitWhileHeld(stream, lock);
+  return kCudaSuccess;
 }
 CUresult cuStreamDestroy_v2(CUstream stream) {
   State& s = S();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -20,6 +21,26 @@ struct HostMemoryDevice {
   std::map<uintptr_t, size_t> allocations;  // start -> bytes
   std::set<uintptr_t> streams;
   long launches = 0, bad_addresses = 0, bad_calls = 0, allocations_made = 0;
+  // While held, the device is busy: a wait for a stream of the plugin's own
+  // (not the default stream, which transfers use) blocks until released.
+  // How a test sees who waits for the device.
+  bool held = false;
+  std::condition_variable released;
+  long waiting = 0;  // waits blocked by the hold now
+
+  // A stream synchronisation with `lock` (on `mutex`) held: returns at once
+  // for the default stream or when nothing is held.
+  void WaitWhileHeld(const void* stream, std::unique_lock<std::mutex>& lock) {
+    if (!stream) return;
+    ++waiting;
+    released.wait(lock, [&] { return !held; });
+    --waiting;
+  }
+  void Hold(bool on) {
+    std::lock_guard<std::mutex> lock(mutex);
+    held = on;
+    if (!on) released.notify_all();
+  }
 
   // Whether [p, p + bytes) lies inside one live allocation.
   bool Live(uintptr_t p, size_t bytes) const {

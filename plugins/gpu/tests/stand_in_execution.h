@@ -14,10 +14,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "anvil/anvil.h"
@@ -120,6 +122,70 @@ inline void ExpectCopiesArriveAndNothingIsLeft(const StandIn& s, const std::vect
   // Arenas, tables, constants, buffers, modules and streams all released.
   EXPECT_EQ(c.allocations, 0);
   EXPECT_EQ(c.modules, 0);
+  EXPECT_EQ(c.streams, 0);
+}
+
+// Executions wait for the device on the plugin's completion thread, never
+// on the thread that issues them nor on core's host threads: while the
+// stand-in keeps its streams busy, more executions than core has host
+// threads are issued, every one of them has launched its kernels and none
+// is done; once the device is idle again, all complete and nothing is left.
+inline void ExpectExecutionsQueueWhileTheDeviceIsBusy(const StandIn& s) {
+  const std::vector<float> x = {1.0f, 2.0f, 3.0f, 4.0f};
+  {
+    testkit::AbiSession session(s.plugin);
+    ASSERT_TRUE(session.ok()) << session.error();
+    auto hold = StandInFunction<void (*)(int)>(s, std::string(s.exports) + "_hold_streams");
+    auto waiting = StandInFunction<long (*)()>(s, std::string(s.exports) + "_waiting");
+    ASSERT_TRUE(hold && waiting);
+    anvil_executable* exe = nullptr;
+    ANVIL_TESTKIT_ASSERT_OK(session.Compile(kPassThrough, &exe));
+    anvil_buffer* in = session.FromHost(x.data(), ANVIL_F32, {4});
+    // One execution with the device idle: how many launches one makes.
+    const long before = StandInCounts(s).launches;
+    for (anvil_buffer* b : session.Execute(exe, {in}, 2)) anvil_buffer_destroy(b);
+    const long per_execution = StandInCounts(s).launches - before;
+    ASSERT_GT(per_execution, 0);
+
+    struct Release {  // the device goes idle again on every way out
+      void (*hold)(int);
+      ~Release() { hold(0); }
+    } release{hold};
+    hold(1);
+    const size_t executions = std::thread::hardware_concurrency() + 2;
+    std::vector<anvil_event*> done(executions, nullptr);
+    std::vector<anvil_buffer*> outputs(2 * executions, nullptr);
+    anvil_execute_args run{};
+    run.struct_size = ANVIL_EXECUTE_ARGS_STRUCT_SIZE;
+    run.inputs = &in;
+    run.num_inputs = 1;
+    for (size_t k = 0; k < executions; ++k) {
+      ANVIL_TESTKIT_EXPECT_OK(anvil_executable_execute(exe, &run, &outputs[2 * k], &done[k]));
+    }
+    EXPECT_EQ(StandInCounts(s).launches - before - per_execution, static_cast<long>(executions) * per_execution)
+        << "executions waited for a thread while the device was busy";
+    // The completion thread is the one waiting, for the first execution.
+    for (int tries = 0; waiting() == 0 && tries < 2000; ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(waiting(), 1);
+    for (anvil_event* e : done) {
+      int32_t ready = 1;
+      ANVIL_TESTKIT_EXPECT_OK(anvil_event_is_ready(e, &ready));
+      EXPECT_EQ(ready, 0) << "an execution completed while its device was busy";
+    }
+    hold(0);
+    for (anvil_event* e : done) {
+      ANVIL_TESTKIT_EXPECT_OK(anvil_event_await(e));
+      ANVIL_TESTKIT_EXPECT_OK(anvil_event_destroy(e));
+    }
+    for (size_t k = 0; k < executions; ++k) EXPECT_EQ(session.ToHost<float>(outputs[2 * k], 4), x);
+    for (anvil_buffer* b : outputs) anvil_buffer_destroy(b);
+    anvil_buffer_destroy(in);
+    anvil_executable_destroy(exe);
+  }
+  const Counts c = StandInCounts(s);
+  EXPECT_EQ(c.bad_addresses, 0);
+  EXPECT_EQ(c.bad_calls, 0);
+  EXPECT_EQ(c.allocations, 0);
   EXPECT_EQ(c.streams, 0);
 }
 

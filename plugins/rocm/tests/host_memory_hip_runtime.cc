@@ -41,6 +41,16 @@ State& S() {
 
 extern "C" {
 
+// Makes the device busy (1) or idle again (0): see HostMemoryDevice::held.
+__attribute__((visibility("default"))) void anvil_fake_hip_hold_streams(int on) { S().Hold(on != 0); }
+
+// How many stream waits the hold is blocking now.
+__attribute__((visibility("default"))) long anvil_fake_hip_waiting() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.waiting;
+}
+
 __attribute__((visibility("default"))) void anvil_fake_hip_counts(long* live_allocations, long* live_modules,
                                                                   long* live_streams, long* launches,
                                                                   long* bad_addresses, long* bad_calls) {
@@ -203,8 +213,10 @@ hipError_t hipStreamCreateWithFlags(hipStream_t* stream, unsigned) {
 }
 hipError_t hipStreamSynchronize(hipStream_t stream) {
   State& s = S();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.StreamOk(stream) ? kHipSuccess : s.Bad(kInvalidHandle);
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (!s.StreamOk(stream)) return s.Bad(kInvalidHandle);
+  s.WaitWhileHeld(stream, lock);
+  return kHipSuccess;
 }
 hipError_t hipStreamDestroy(hipStream_t stream) {
   State& s = S();

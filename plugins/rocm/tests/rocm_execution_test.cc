@@ -56,6 +56,8 @@ TEST(RocmExecution, ValuesMovedByCopiesArriveAndEveryLaunchSawLiveMemory) {
   ExpectCopiesArriveAndNothingIsLeft(kRocm, {{kPassThrough, 2}, {kCountedLoop, 1}}, 2);
 }
 
+TEST(RocmExecution, ExecutionsQueueWhileTheDeviceIsBusy) { ExpectExecutionsQueueWhileTheDeviceIsBusy(kRocm); }
+
 TEST(RocmExecution, ARepeatedExecutionReusesItsArenaAndTables) { ExpectARepeatedExecutionReusesItsArenaAndTables(kRocm); }
 
 TEST(RocmExecution, ASecondClientLoadsTheCachedCodeObjectsAndRunsThem) {
