@@ -296,10 +296,4 @@ hlo::StatusOr<std::unique_ptr<QueuedExecution>> GpuExecutable::Start(CachingAllo
   return std::unique_ptr<QueuedExecution>(std::move(execution));
 }
 
-hlo::Status GpuExecutable::Run(CachingAllocator& memory, const std::vector<uint64_t>& inputs,
-                               const std::vector<uint64_t>& outputs) const {
-  ANVIL_ASSIGN_OR_RETURN(std::unique_ptr<QueuedExecution> execution, Start(memory, inputs, outputs));
-  return execution->Wait();
-}
-
 }  // namespace anvil::gpu

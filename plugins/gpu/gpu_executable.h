@@ -90,19 +90,15 @@ class GpuExecutable {
   size_t device() const { return device_; }
   const DeviceProgram& program() const { return program_; }
 
-  // Runs the program on `inputs` into `outputs` (device memory of its
-  // parameter and output sizes) on the calling thread, and returns once
-  // the device is done: the arena and the address tables come from
-  // `memory` (the device's, kept for the next execution), the ops are
-  // queued on a stream of the execution's own (a loop's condition or a
-  // branch index is read back, waiting for the stream, where the host must
-  // decide), the outputs copied out, and the memory given back.
-  hlo::Status Run(CachingAllocator& memory, const std::vector<uint64_t>& inputs,
-                  const std::vector<uint64_t>& outputs) const;
-  // What Run does, less its wait: returns once everything is queued. Where
-  // the program has loops or conditionals (WaitsWhileQueued), queuing waits
-  // for each value the host decides by; otherwise nothing here waits for
-  // the device, so it may run on the thread that issued the execution.
+  // Queues the program on `inputs` into `outputs` (device memory of its
+  // parameter and output sizes) and returns once everything is queued: the
+  // arena and the address tables come from `memory` (the device's, kept for
+  // the next execution), the ops and the copies out go on a stream of the
+  // execution's own. Where the program has loops or conditionals
+  // (WaitsWhileQueued), queuing waits for the stream to read back each
+  // condition or branch index the host decides by; otherwise nothing here
+  // waits for the device, so it may run on the thread that issued the
+  // execution. The QueuedExecution's Wait returns when the device is done.
   hlo::StatusOr<std::unique_ptr<QueuedExecution>> Start(CachingAllocator& memory, std::vector<uint64_t> inputs,
                                                         const std::vector<uint64_t>& outputs) const;
   bool WaitsWhileQueued() const;

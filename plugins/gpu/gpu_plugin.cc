@@ -227,25 +227,43 @@ void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* executabl
 }
 
 // Hands a queued execution to its device's completion thread, which waits
-// for it, gives back its memory and the donated inputs it read, and then
-// reports it done.
-void AwaitOnCompletionThread(CompletionThread& completions, std::unique_ptr<QueuedExecution> queued,
-                             plugin::DonatedInputs donations, anvil_plugin_done done, void* user) {
+// for it, gives back its memory and the donated inputs it read, whatever
+// the wait gave, and then reports it done on one of core's host threads:
+// callbacks the application chained on the execution run where they ran
+// before, and a slow or waiting one holds up no other completion. On an
+// error nothing was handed over: the execution has been waited for and
+// its memory and the donations given back, and `done` will not be called.
+anvil_plugin_error* AwaitOnCompletionThread(const anvil_plugin_host_executor& executor,
+                                            CompletionThread& completions, std::unique_ptr<QueuedExecution> queued,
+                                            plugin::DonatedInputs donations, anvil_plugin_done done, void* user) {
   struct Pending {
     std::unique_ptr<QueuedExecution> execution;
     plugin::DonatedInputs donations;
   };
-  // std::function copies what it holds: the move-only parts are shared.
-  auto pending = std::make_shared<Pending>(Pending{std::move(queued), std::move(donations)});
-  completions.Add([pending, done, user] {
-    auto finish = [&]() -> anvil_plugin_error* {
-      const hlo::Status s = pending->execution->Wait();
-      pending->execution.reset();    // its arena and tables back to the pool
+  try {
+    // std::function copies what it holds: the move-only parts are shared.
+    auto pending = std::make_shared<Pending>(Pending{std::move(queued), std::move(donations)});
+    completions.Add([pending, &executor, done, user] {
+      anvil_plugin_error* error = nullptr;
+      try {
+        error = FromStatus(pending->execution->Wait());
+      } catch (...) {
+        error = plugin::ErrorFromCurrentException("executable_execute");
+      }
+      pending->execution.reset();    // its arena and tables back to the pool, the stream done
       pending->donations.FreeAll();  // read, and not reused: the plugin is done with them
-      return FromStatus(s);
-    };
-    plugin::Complete("executable_execute", finish, done, user);
-  });
+      try {
+        Async(executor, [done, user, error] { done(user, error); });
+      } catch (...) {
+        done(user, error);  // no room to hand it over: reported from here
+      }
+    });
+    return nullptr;
+  } catch (...) {
+    // The job was never queued; what it held (the execution, waited for by
+    // its destructor, and the donations) is gone with it.
+    return plugin::ErrorFromCurrentException("executable_execute");
+  }
 }
 
 anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executable* executable,
@@ -287,13 +305,13 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     // the device's completion thread does.
     auto queued = exe->Start(*pool, std::move(in), out);
     if (!queued.ok()) return FromStatus(queued.status());
-    AwaitOnCompletionThread(*completions, std::move(queued).value(), memory.Start(), done, user);
-    return nullptr;
+    return AwaitOnCompletionThread(context->executor, *completions, std::move(queued).value(), memory.Start(), done,
+                                   user);
   }
   // A loop or a conditional waits for the device to decide where to go
   // next: queued on a host thread, which the completion thread then
   // relieves of the final wait.
-  Async(context->executor, [exe, pool, completions, in = std::move(in), out = std::move(out),
+  Async(context->executor, [context, exe, pool, completions, in = std::move(in), out = std::move(out),
                             donations = memory.Start(), done, user]() mutable {
     std::unique_ptr<QueuedExecution> queued;
     anvil_plugin_error* error = nullptr;
@@ -307,12 +325,14 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     } catch (...) {
       error = plugin::ErrorFromCurrentException("executable_execute");
     }
-    if (error) {
-      donations.FreeAll();
-      done(user, error);
-      return;
+    if (!error) {
+      error = AwaitOnCompletionThread(context->executor, *completions, std::move(queued), std::move(donations), done,
+                                      user);
+      if (!error) return;
     }
-    AwaitOnCompletionThread(*completions, std::move(queued), std::move(donations), done, user);
+    queued.reset();  // waited for, its memory given back
+    donations.FreeAll();
+    done(user, error);
   });
   return nullptr;
 }

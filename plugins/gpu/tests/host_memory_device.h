@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -29,11 +30,13 @@ struct HostMemoryDevice {
   long waiting = 0;  // waits blocked by the hold now
 
   // A stream synchronisation with `lock` (on `mutex`) held: returns at once
-  // for the default stream or when nothing is held.
+  // for the default stream or when nothing is held. A wait the test does not
+  // release within a minute (one on the very thread that would release it)
+  // ends, counted as a bad call, rather than hanging the test.
   void WaitWhileHeld(const void* stream, std::unique_lock<std::mutex>& lock) {
     if (!stream) return;
     ++waiting;
-    released.wait(lock, [&] { return !held; });
+    if (!released.wait_for(lock, std::chrono::seconds(60), [&] { return !held; })) ++bad_calls;
     --waiting;
   }
   void Hold(bool on) {

@@ -165,7 +165,7 @@ inline void ExpectExecutionsQueueWhileTheDeviceIsBusy(const StandIn& s) {
     EXPECT_EQ(StandInCounts(s).launches - before - per_execution, static_cast<long>(executions) * per_execution)
         << "executions waited for a thread while the device was busy";
     // The completion thread is the one waiting, for the first execution.
-    for (int tries = 0; waiting() == 0 && tries < 2000; ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int tries = 0; waiting() == 0 && tries < 30000; ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_EQ(waiting(), 1);
     for (anvil_event* e : done) {
       int32_t ready = 1;
