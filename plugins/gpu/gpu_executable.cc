@@ -106,6 +106,10 @@ hlo::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Compile(DeviceRunti
   const uint64_t chunk_limit = std::max<uint64_t>(runtime.DeviceAt(device).memory_bytes, uint64_t{1} << 20);
   ANVIL_ASSIGN_OR_RETURN(exe->program_,
                          BuildDeviceProgram(*planned.module, planned.plan, loader, chunk_limit, kind.plugin));
+  // Decided once here, not on every execution.
+  exe->waits_while_queued_ =
+      std::any_of(exe->program_.ops.begin(), exe->program_.ops.end(),
+                  [](const Op& op) { return op.kind == Op::Kind::kWhile || op.kind == Op::Kind::kConditional; });
   const std::vector<uint8_t>& constants = exe->program_.constant_bytes;
   if (!constants.empty()) {
     ANVIL_ASSIGN_OR_RETURN(exe->constants_, runtime.Allocate(constants.size()));
@@ -278,14 +282,7 @@ class Execution final : public DeviceQueue, public QueuedExecution {
   AddressTables words_;
 };
 
-bool DecidesOnTheHost(const std::vector<Op>& ops) {
-  return std::any_of(ops.begin(), ops.end(),
-                     [](const Op& op) { return op.kind == Op::Kind::kWhile || op.kind == Op::Kind::kConditional; });
-}
-
 }  // namespace
-
-bool GpuExecutable::WaitsWhileQueued() const { return DecidesOnTheHost(program_.ops); }
 
 hlo::StatusOr<std::unique_ptr<QueuedExecution>> GpuExecutable::Start(CachingAllocator& memory,
                                                                      std::vector<uint64_t> inputs,

@@ -101,7 +101,7 @@ class GpuExecutable {
   // execution. The QueuedExecution's Wait returns when the device is done.
   hlo::StatusOr<std::unique_ptr<QueuedExecution>> Start(CachingAllocator& memory, std::vector<uint64_t> inputs,
                                                         const std::vector<uint64_t>& outputs) const;
-  bool WaitsWhileQueued() const;
+  bool WaitsWhileQueued() const { return waits_while_queued_; }
 
  private:
   friend class CodeObjectLoader;
@@ -113,6 +113,7 @@ class GpuExecutable {
   const ExecutableKind& kind_;
   DeviceProgram program_;
   uint64_t constants_ = 0;
+  bool waits_while_queued_ = false;  // a top-level loop or conditional
   std::vector<DeviceRuntime::Module> modules_;
   std::deque<DeviceRuntime::Function> functions_;  // what the program's dispatches point at
   std::string canonical_text_;

@@ -325,11 +325,10 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
     } catch (...) {
       error = plugin::ErrorFromCurrentException("executable_execute");
     }
-    if (!error) {
-      error = AwaitOnCompletionThread(context->executor, *completions, std::move(queued), std::move(donations), done,
-                                      user);
-      if (!error) return;
-    }
+    // A failed hand-over has released the execution and the donations itself.
+    if (!error) error = AwaitOnCompletionThread(context->executor, *completions, std::move(queued), std::move(donations),
+                                                done, user);
+    if (!error) return;
     queued.reset();  // waited for, its memory given back
     donations.FreeAll();
     done(user, error);
