@@ -3,6 +3,7 @@
 // rounded once into the result type.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <complex>
 #include <numeric>
 #include <vector>
@@ -144,10 +145,15 @@ StatusOr<Literal> EvalCholesky(const Instruction& i, const Literal& a) {
       return v;
     };
     std::vector<C> l(static_cast<size_t>(n * n), C(0));
-    for (int64_t j = 0; j < n; ++j) {
+    // A pivot that is not positive (or NaN) means A is not positive
+    // definite: the whole matrix is NaN, as LAPACK's potrf reports it
+    // (info > 0) and JAX's CPU cholesky returns it.
+    bool positive_definite = true;
+    for (int64_t j = 0; j < n && positive_definite; ++j) {
       C d = at(j, j);
       for (int64_t k = 0; k < j; ++k) d -= l[j * n + k] * std::conj(l[j * n + k]);
-      const double diag = std::sqrt(d.real());  // NaN where A is not positive definite
+      positive_definite = d.real() > 0;
+      const double diag = std::sqrt(d.real());
       l[j * n + j] = diag;
       for (int64_t r = j + 1; r < n; ++r) {
         C v = at(r, j);
@@ -157,7 +163,8 @@ StatusOr<Literal> EvalCholesky(const Instruction& i, const Literal& a) {
     }
     for (int64_t r = 0; r < n; ++r) {
       for (int64_t c = 0; c < n; ++c) {
-        C v = lower ? l[r * n + c] : std::conj(l[c * n + r]);  // upper: U = L^H
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        C v = !positive_definite ? C(nan, nan) : lower ? l[r * n + c] : std::conj(l[c * n + r]);  // upper: U = L^H
         const int64_t k = b * n * n + r * n + c;
         if (IsComplex(out.shape().element_type())) {
           out.SetComplex(k, v.real(), v.imag());

@@ -112,6 +112,10 @@ TEST(Evaluator, CholeskyAndKnownCustomCalls) {
             "{{2, 0}, {1, 1.4142135623730951}}");
   EXPECT_EQ(EvalText(Entry("  a = f64[2,2] constant({{4, 2}, {2, 3}})\n  ROOT u = f64[2,2] cholesky(a), lower=false")),
             "{{2, 1}, {0, 1.4142135623730951}}");
+  // Not positive definite (the second pivot is 3 - 4 = -1): all NaN, as
+  // LAPACK's potrf reports it and the CPU plugin's kernel gives it.
+  EXPECT_EQ(EvalText(Entry("  a = f64[2,2] constant({{1, 2}, {2, 3}})\n  ROOT l = f64[2,2] cholesky(a), lower=true")),
+            "{{nan, nan}, {nan, nan}}");
   EXPECT_EQ(EvalText(Entry("  a = f32[2] constant({1, 0})\n"
                            "  ROOT c = f32[2] custom-call(a), custom_call_target=\"xla_builder.math.Acos\"")),
             "{0, 1.5707964}");

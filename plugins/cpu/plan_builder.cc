@@ -547,6 +547,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ScalarReduceKernel(i, in, {out});
       if (!kernel && i.opcode == Opcode::kMap) kernel = MapKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kTriangularSolve) kernel = TriangularSolveKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kCholesky) kernel = CholeskyKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kFft) kernel = FftKernel(i, in, out, &temp);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
