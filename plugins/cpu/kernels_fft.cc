@@ -1,22 +1,22 @@
-// fft over the last one to three dimensions through KissFFT (Debian's
-// libkissfft, BSD-3-Clause; built for float only, so complex128 transforms
-// stay the evaluator's): FFT and IFFT of complex64, RFFT of f32 to
-// complex64, IRFFT of complex64 to f32. As the evaluator computes them:
-// the signal is made complex at its full length (IRFFT: the half the input
-// leaves out rebuilt by Hermitian symmetry, X[-k] = conj(X[k]) along every
-// transformed dimension), each transformed dimension gets a 1-D transform
-// of every line along it (the inverse ones divided by the length: HLO's
-// IFFT is normalised), and the result is what RFFT keeps of the last
-// dimension (its first n/2 + 1 elements) or IRFFT's real part. A length of
-// one is the identity. Lines split across threads; the complex signal
-// lives in the kernel's temporary.
-#include <kiss_fft.h>
-
+// fft over the last one to three dimensions through Eigen's FFT module
+// (Debian's libeigen3-dev, MPL-2.0, header-only; its default engine is a
+// templated KissFFT, so single and double precision alike): FFT and IFFT of
+// complex64 and complex128, RFFT of f32 and f64, IRFFT back. As the
+// evaluator computes them: the signal is made complex at its full length
+// (IRFFT: the half the input leaves out rebuilt by Hermitian symmetry,
+// X[-k] = conj(X[k]) along every transformed dimension), each transformed
+// dimension gets a 1-D transform of every line along it (the inverse ones
+// divided by the length: HLO's IFFT is normalised), and the result is what
+// RFFT keeps of the last dimension (its first n/2 + 1 elements) or IRFFT's
+// real part. A length of one is the identity. Lines split across threads;
+// the complex signal lives in the kernel's temporary.
 #include <algorithm>
 #include <complex>
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include <unsupported/Eigen/FFT>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/plan.h"
@@ -25,37 +25,38 @@ namespace anvil::cpu {
 namespace {
 
 using hlo::ElementType;
-using C = std::complex<float>;
-static_assert(sizeof(C) == sizeof(kiss_fft_cpx), "KissFFT's complex is two floats");
 
 enum class FftType { kFft, kIfft, kRfft, kIrfft };
 
-// KissFFT's tables for one transformed dimension, made once per compile and
-// only read while running (kiss_fft allocates what scratch it needs).
+// One transformed dimension: its length, and the step between a line's
+// elements.
 struct Transform {
-  int64_t length = 1, stride = 1;  // elements, and the step between a line's elements
-  kiss_fft_cfg cfg = nullptr;      // null for a length of one
-};
-struct Transforms {
-  std::vector<Transform> dims;
-  ~Transforms() {
-    for (Transform& t : dims) kiss_fft_free(t.cfg);
-  }
+  int64_t length = 1, stride = 1;
 };
 
 // The 1-D transform of every line along `t` in `signal` (`total` elements).
-void TransformLines(const Transform& t, bool inverse, int64_t total, C* signal, const Parallel& parallel) {
+// Eigen's FFT object caches its plans and scratch in itself, so each chunk
+// of lines has its own.
+template <typename R>
+void TransformLines(const Transform& t, bool inverse, int64_t total, std::complex<R>* signal, const Parallel& parallel) {
+  using C = std::complex<R>;
   if (t.length == 1) return;  // the identity, forward and inverse
   const int64_t lines = total / t.length;
-  const float scale = inverse ? 1.0f / static_cast<float>(t.length) : 1.0f;
+  const R scale = inverse ? R(1) / static_cast<R>(t.length) : R(1);
   parallel.For(lines, std::max<int64_t>(1, 4096 / t.length), [&](int64_t lo, int64_t hi) {
+    Eigen::FFT<R> fft;
+    fft.SetFlag(Eigen::FFT<R>::Unscaled);  // scaled below, as the evaluator scales
     std::vector<C> line(static_cast<size_t>(t.length)), result(static_cast<size_t>(t.length));
     for (int64_t l = lo; l < hi; ++l) {
       // Line l starts at its outer block's first element plus its offset
       // inside the block of `stride` interleaved lines.
       C* first = signal + (l / t.stride) * t.length * t.stride + l % t.stride;
       for (int64_t e = 0; e < t.length; ++e) line[e] = first[e * t.stride];
-      kiss_fft(t.cfg, reinterpret_cast<const kiss_fft_cpx*>(line.data()), reinterpret_cast<kiss_fft_cpx*>(result.data()));
+      if (inverse) {
+        fft.inv(result.data(), line.data(), t.length);
+      } else {
+        fft.fwd(result.data(), line.data(), t.length);
+      }
       for (int64_t e = 0; e < t.length; ++e) first[e * t.stride] = inverse ? result[e] * scale : result[e];
     }
   });
@@ -63,6 +64,7 @@ void TransformLines(const Transform& t, bool inverse, int64_t total, C* signal, 
 
 // IRFFT's full spectrum of `dims` from the stored half `in` (whose last
 // dimension holds `stored` elements).
+template <typename C>
 void RebuildHermitian(const C* in, int64_t stored, const std::vector<int64_t>& dims, int first_fft_dim, C* signal) {
   const int rank = static_cast<int>(dims.size());
   const int64_t n = dims.back();
@@ -90,6 +92,53 @@ void RebuildHermitian(const C* in, int64_t stored, const std::vector<int64_t>& d
   }
 }
 
+// The kernel for real scalar R (float: complex64 and f32; double:
+// complex128 and f64), once the type, lengths and shapes are checked.
+template <typename R>
+Kernel MakeFft(FftType type, std::vector<int64_t> dims, int first, int64_t stored, int64_t kept, Slot in, Slot out,
+               Temp* temp) {
+  using C = std::complex<R>;
+  const int rank = static_cast<int>(dims.size());
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  const bool inverse = type == FftType::kIfft || type == FftType::kIrfft;
+  std::vector<Transform> transforms;
+  for (int d = first; d < rank; ++d) transforms.push_back(Transform{dims[d], strides[d]});
+  temp->bytes = std::max(temp->bytes, total * static_cast<int64_t>(sizeof(C)));
+  const Slot signal_slot = temp->slot;
+  const int64_t n = dims.back();
+  return [=](const Frame& frame) {
+    if (total == 0) return;
+    C* signal = static_cast<C*>(frame.At(signal_slot));
+    const void* x = frame.At(in);
+    switch (type) {
+      case FftType::kFft: case FftType::kIfft: std::memcpy(signal, x, total * sizeof(C)); break;
+      case FftType::kRfft: {
+        const R* real = static_cast<const R*>(x);
+        for (int64_t k = 0; k < total; ++k) signal[k] = C(real[k], R(0));
+        break;
+      }
+      case FftType::kIrfft: RebuildHermitian(static_cast<const C*>(x), stored, dims, first, signal); break;
+    }
+    for (const Transform& t : transforms) TransformLines<R>(t, inverse, total, signal, *frame.parallel);
+    void* y = frame.At(out);
+    switch (type) {
+      case FftType::kFft: case FftType::kIfft: std::memcpy(y, signal, total * sizeof(C)); break;
+      case FftType::kRfft: {
+        C* result = static_cast<C*>(y);
+        for (int64_t row = 0; row < total / n; ++row) std::copy_n(signal + row * n, kept, result + row * kept);
+        break;
+      }
+      case FftType::kIrfft: {
+        R* result = static_cast<R*>(y);
+        for (int64_t k = 0; k < total; ++k) result[k] = signal[k].real();
+        break;
+      }
+    }
+  };
+}
+
 }  // namespace
 
 Kernel FftKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
@@ -100,10 +149,16 @@ Kernel FftKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const S
                        : spelled == "RFFT"  ? FftType::kRfft
                        : spelled == "IRFFT" ? FftType::kIrfft
                                             : static_cast<FftType>(-1);
+  if (static_cast<int>(type) < 0) return nullptr;
+  // Single or double precision, by the complex side's type.
   const ElementType from = i.operands[0]->shape.element_type(), to = i.shape.element_type();
-  const ElementType want_from = type == FftType::kRfft ? ElementType::kF32 : ElementType::kC64;
-  const ElementType want_to = type == FftType::kIrfft ? ElementType::kF32 : ElementType::kC64;
-  if (static_cast<int>(type) < 0 || from != want_from || to != want_to) return nullptr;  // c128: the evaluator's
+  const ElementType complex = type == FftType::kRfft ? to : from;
+  if (complex != ElementType::kC64 && complex != ElementType::kC128) return nullptr;
+  const bool wide = complex == ElementType::kC128;
+  const ElementType real = wide ? ElementType::kF64 : ElementType::kF32;
+  const ElementType want_from = type == FftType::kRfft ? real : complex;
+  const ElementType want_to = type == FftType::kIrfft ? real : complex;
+  if (from != want_from || to != want_to) return nullptr;
   auto lengths = hlo::IntListAttribute(i, "fft_length");
   const std::vector<int64_t>& operand_dims = i.operands[0]->shape.dims();
   const int rank = static_cast<int>(operand_dims.size());
@@ -120,54 +175,9 @@ Kernel FftKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const S
   }
   const int64_t stored = operand_dims.back();  // IRFFT: the half in the input
   if (type == FftType::kIrfft && stored != dims.back() / 2 + 1) return nullptr;
-  const std::vector<int64_t> strides = RowMajorStrides(dims);
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  const bool inverse = type == FftType::kIfft || type == FftType::kIrfft;
-  auto transforms = std::make_shared<Transforms>();
-  for (int d = first; d < rank; ++d) {
-    Transform t;
-    t.length = dims[d];
-    t.stride = strides[d];
-    if (t.length > 1) {
-      t.cfg = kiss_fft_alloc(static_cast<int>(t.length), inverse ? 1 : 0, nullptr, nullptr);
-      if (!t.cfg) return nullptr;
-    }
-    transforms->dims.push_back(t);
-  }
-  temp->bytes = std::max(temp->bytes, total * static_cast<int64_t>(sizeof(C)));
-  const Slot signal_slot = temp->slot;
   const int64_t kept = i.shape.dims().empty() ? 1 : i.shape.dims().back();  // RFFT: n/2 + 1
-  const int64_t n = dims.back();
-  return [=](const Frame& frame) {
-    if (total == 0) return;
-    C* signal = static_cast<C*>(frame.At(signal_slot));
-    const void* x = frame.At(in[0]);
-    switch (type) {
-      case FftType::kFft: case FftType::kIfft: std::memcpy(signal, x, total * sizeof(C)); break;
-      case FftType::kRfft: {
-        const float* real = static_cast<const float*>(x);
-        for (int64_t k = 0; k < total; ++k) signal[k] = C(real[k], 0.0f);
-        break;
-      }
-      case FftType::kIrfft: RebuildHermitian(static_cast<const C*>(x), stored, dims, first, signal); break;
-    }
-    for (const Transform& t : transforms->dims) TransformLines(t, inverse, total, signal, *frame.parallel);
-    void* y = frame.At(out);
-    switch (type) {
-      case FftType::kFft: case FftType::kIfft: std::memcpy(y, signal, total * sizeof(C)); break;
-      case FftType::kRfft: {
-        C* result = static_cast<C*>(y);
-        for (int64_t row = 0; row < total / n; ++row) std::copy_n(signal + row * n, kept, result + row * kept);
-        break;
-      }
-      case FftType::kIrfft: {
-        float* result = static_cast<float*>(y);
-        for (int64_t k = 0; k < total; ++k) result[k] = signal[k].real();
-        break;
-      }
-    }
-  };
+  return wide ? MakeFft<double>(type, dims, first, stored, kept, in[0], out, temp)
+              : MakeFft<float>(type, dims, first, stored, kept, in[0], out, temp);
 }
 
 }  // namespace anvil::cpu
