@@ -16,29 +16,10 @@
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator_internal.h"
+#include "hlo/rng_values.h"
 
 namespace anvil::hlo::eval {
 namespace {
-
-uint32_t RotateLeft(uint32_t v, int distance) { return (v << distance) | (v >> (32 - distance)); }
-
-// Threefry-2x32 with 20 rounds (Salmon et al., SC 2011), XLA's key schedule.
-std::array<uint32_t, 2> ThreeFry2x32(std::array<uint32_t, 2> x, std::array<uint32_t, 2> key) {
-  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  const uint32_t ks[3] = {key[0], key[1], 0x1BD11BDAu ^ key[0] ^ key[1]};
-  x[0] += ks[0];
-  x[1] += ks[1];
-  for (int group = 0; group < 5; ++group) {
-    for (int r = 0; r < 4; ++r) {
-      x[0] += x[1];
-      x[1] = RotateLeft(x[1], kRotations[(group % 2) * 4 + r]) ^ x[0];
-    }
-    // Key injection after every four rounds.
-    x[0] += ks[(group + 1) % 3];
-    x[1] += ks[(group + 2) % 3] + static_cast<uint32_t>(group + 1);
-  }
-  return x;
-}
 
 // Philox-4x32 with 10 rounds.
 std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 4> x, std::array<uint32_t, 2> key) {
@@ -131,19 +112,6 @@ U128 Philox(uint64_t key, U128 counter, Literal& out, bool wide) {
   return counter.Plus(static_cast<uint64_t>(blocks));
 }
 
-// A 64-bit FNV-1a hash: each rng instruction's key, from its name.
-uint64_t HashName(std::string_view name) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return h;
-}
-
-int MantissaBits(ElementType t) {
-  if (t == ElementType::kF64) return 52;
-  if (t == ElementType::kF32) return 23;
-  return Info(t).float_format->mantissa_bits;
-}
-
 }  // namespace
 
 StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& keys) {
@@ -163,49 +131,9 @@ StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& key
 }
 
 StatusOr<Literal> EvalRng(const Instruction& i, const Literal& a, const Literal& b) {
-  const ElementType t = i.shape.element_type();
-  const std::string distribution = StringAttribute(i, "distribution");
-  const bool is_float = Info(t).type_class == TypeClass::kFloat;
-  if (!i.shape.IsArray() || IsComplex(t) || IsPred(t) || (distribution == "rng_normal" && !is_float)) {
-    return Unimplemented(distribution + " of " + i.shape.ToString() + " is not defined");
-  }
-  // THREE_FRY bits (as XLA's RngExpander uses), keyed by the instruction's
-  // name and counted from zero: each run of a program gives the same values.
-  const int64_t n = i.shape.ElementCount();
-  const int64_t draws = distribution == "rng_normal" ? n + n % 2 : n;
-  const int width = Info(t).bit_width > 32 ? 64 : 32;
-  Literal bits(Shape(width == 64 ? ElementType::kU64 : ElementType::kU32, {draws}));
-  const uint64_t key = HashName(i.name);
-  if (width == 64) {
-    ThreeFryWide(key, 0, bits);
-  } else {
-    ThreeFryNarrow(key, 0, bits);
-  }
+  ANVIL_ASSIGN_OR_RETURN(const RngValues values, RngValues::Of(i));
   Literal out(i.shape);
-  if (!is_float) {
-    // Uniform integers in [a, b): the bits modulo the range, from a.
-    const uint64_t low = BitsAt(a, 0), range = BitsAt(b, 0) - low;
-    for (int64_t k = 0; k < n; ++k) SetBits(out, k, low + (range == 0 ? 0 : bits.GetUint(k) % range));
-    return out;
-  }
-  // Floats: the top mantissa-width bits as a fraction in [0, 1).
-  const int mantissa = MantissaBits(t);
-  auto uniform = [&](int64_t k) {
-    return std::ldexp(static_cast<double>(bits.GetUint(k) >> (width - mantissa)), -mantissa);
-  };
-  const double p = RealAt(a, 0), q = RealAt(b, 0);
-  if (distribution == "rng_uniform") {
-    for (int64_t k = 0; k < n; ++k) SetReal(out, k, p + uniform(k) * (q - p));
-    return out;
-  }
-  if (distribution != "rng_normal") return InvalidArgument("unknown rng distribution '" + distribution + "'");
-  // Box-Muller on pairs of uniforms; mean p, standard deviation q.
-  for (int64_t k = 0; k < n; k += 2) {
-    const double radius = std::sqrt(-2 * std::log(std::max(uniform(k), 1e-7)));
-    const double angle = 2 * M_PI * uniform(k + 1);
-    SetReal(out, k, p + q * radius * std::sin(angle));
-    if (k + 1 < n) SetReal(out, k + 1, p + q * radius * std::cos(angle));
-  }
+  values.Fill(a.data().data(), b.data().data(), 0, values.elements(), out.mutable_data().data());
   return out;
 }
 

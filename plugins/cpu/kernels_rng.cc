@@ -1,11 +1,14 @@
 // rng-get-and-update-state: a counter the executable keeps between
 // executions (hlo/evaluator.h says how it starts and advances). Executions of
 // one executable may run at once, so each takes the next state under a lock.
+// rng: the values hlo/rng_values gives the evaluator, written in place,
+// elements split across threads.
 #include <cstring>
 #include <mutex>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator.h"
+#include "hlo/rng_values.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -32,6 +35,26 @@ Kernel RngStateKernel(const hlo::Instruction& i, const Slot& out) {
       state->value += step;
     }
     std::memcpy(frame.At(out), words, sizeof words);
+  };
+}
+
+Kernel RngKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  if (i.opcode != hlo::Opcode::kRng || in.size() != 2 || i.operands.size() != 2) return nullptr;
+  for (const hlo::Instruction* bound : i.operands) {
+    if (!bound->shape.IsArray() || bound->shape.rank() != 0 || bound->shape.element_type() != i.shape.element_type()) {
+      return nullptr;
+    }
+  }
+  auto values = hlo::RngValues::Of(i);
+  if (!values.ok()) return nullptr;  // the reference step reports why
+  return [values = *values, a = in[0], b = in[1], out](const Frame& frame) {
+    const void* low = frame.At(a);
+    const void* high = frame.At(b);
+    void* result = frame.At(out);
+    // About a hundred instructions an element (20 Threefry rounds per
+    // two): blocks of 4096 keep each task well above its cost.
+    frame.parallel->For(values.elements(), 4096,
+                        [&](int64_t begin, int64_t end) { values.Fill(low, high, begin, end, result); });
   };
 }
 

@@ -197,6 +197,8 @@ Kernel ScalarSelectAndScatterKernel(const hlo::Instruction& i, const std::vector
 Kernel ComplexDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // rng-get-and-update-state, with its state kept by the kernel across executions.
 Kernel RngStateKernel(const hlo::Instruction& i, const Slot& out);
+// rng (rng_uniform, rng_normal): the evaluator's values (hlo/rng_values.h).
+Kernel RngKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // Batch norm produces a tuple: `out` holds its leaves' slots.
 Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 

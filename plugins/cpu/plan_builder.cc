@@ -550,6 +550,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kCholesky) kernel = CholeskyKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kFft) kernel = FftKernel(i, in, out, &temp);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
+      if (!kernel && i.opcode == Opcode::kRng) kernel = RngKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = IotaKernel(i, out);
       if (!kernel && i.opcode == Opcode::kIota) kernel = ScalarIotaKernel(i, out);
       if (!kernel && (i.opcode == Opcode::kReal || i.opcode == Opcode::kImag || i.opcode == Opcode::kComplex)) {

@@ -1,0 +1,48 @@
+// The rng op's values (rng_uniform and rng_normal) as a function of each
+// element's index, shared by the reference evaluator (evaluator_rng.cc) and
+// the CPU plugin's kernel (kernels_rng.cc), so that both give the same bits
+// and a kernel can split the elements across threads.
+//
+// The bits are THREE_FRY's (as XLA's RngExpander uses), keyed by the
+// instruction's name and counted from zero, so each run of a program gives
+// the same values: a draw stream of n words (n + n % 2 for rng_normal, whose
+// Box-Muller takes pairs), 32-bit words for elements of 32 bits or fewer,
+// two per counter value, and 64-bit words for wider ones.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "hlo/ir.h"
+#include "hlo/status.h"
+
+namespace anvil::hlo {
+
+// Threefry-2x32 with 20 rounds (Salmon et al., SC 2011), XLA's key schedule.
+std::array<uint32_t, 2> ThreeFry2x32(std::array<uint32_t, 2> x, std::array<uint32_t, 2> key);
+
+class RngValues {
+ public:
+  // What `i` (an rng) draws, or why it is not defined (complex, pred,
+  // rng_normal of integers, an unknown distribution).
+  static StatusOr<RngValues> Of(const Instruction& i);
+
+  // Writes elements [begin, end) of the result, whose array starts at
+  // `out`, from the bounds `a` and `b` (scalars of the result's type: [a, b)
+  // for rng_uniform, mean and standard deviation for rng_normal).
+  void Fill(const void* a, const void* b, int64_t begin, int64_t end, void* out) const;
+
+  int64_t elements() const { return elements_; }
+
+ private:
+  uint64_t Bits(int64_t k) const;
+  double Uniform(int64_t k) const;  // floats: [0, 1) from the top mantissa-width bits
+
+  ElementType type_ = ElementType::kF32;
+  bool is_float_ = false, normal_ = false;
+  int width_ = 32, mantissa_ = 23;
+  int64_t elements_ = 0;
+  uint64_t key_ = 0;
+};
+
+}  // namespace anvil::hlo
