@@ -54,6 +54,14 @@ StatusOr<RngValues> RngValues::Of(const Instruction& i) {
   if (!i.shape.IsArray() || IsComplex(t) || IsPred(t) || (distribution == "rng_normal" && !v.is_float_)) {
     return Unimplemented(distribution + " of " + i.shape.ToString() + " is not defined");
   }
+  // The bounds are read as elements of the result's type.
+  if (i.operands.size() < 2) return InvalidArgument("rng %" + i.name + " takes two bounds");
+  for (const Instruction* bound : {i.operands[0], i.operands[1]}) {
+    if (!bound->shape.IsArray() || bound->shape.rank() != 0 || bound->shape.element_type() != t) {
+      return InvalidArgument("rng %" + i.name + " takes two scalars of its result's type " +
+                             std::string(Info(t).hlo_name) + ", not " + bound->shape.ToString());
+    }
+  }
   if (distribution != "rng_uniform" && distribution != "rng_normal") {
     return InvalidArgument("unknown rng distribution '" + distribution + "'");
   }

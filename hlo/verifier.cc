@@ -535,6 +535,18 @@ StatusOr<Shape> InferShape(const Instruction& i) {
       }
       return callee->ResultShape();
     }
+    case Opcode::kRng:
+      // Its bounds are scalars of the result's element type; a third
+      // operand (StableHLO's) is the result's shape as a tensor.
+      if (i.operands.size() != 2) ANVIL_RETURN_IF_ERROR(ExpectOperands(i, 3));
+      for (const Instruction* bound : {i.operands[0], i.operands[1]}) {
+        if (!bound->shape.IsArray() || bound->shape.rank() != 0 ||
+            !i.shape.IsArray() || bound->shape.element_type() != i.shape.element_type()) {
+          return Bad("rng's bounds must be scalars of its result's element type, " + i.shape.ToString() + " from " +
+                     bound->shape.ToString());
+        }
+      }
+      return i.shape;
     case Opcode::kCholesky:
       ANVIL_RETURN_IF_ERROR(ExpectOperands(i, 1));
       return i.operands[0]->shape;

@@ -12,7 +12,8 @@ packages=(
   libboost-dev               # Boost.DLL loads the plugins
   libxxhash-dev              # XXH3, the compile cache's key and checksum hashes (header-only use)
   libdnnl-dev                # oneDNN: the CPU plugin's matrix multiply
-  libeigen3-dev              # Eigen's FFT module: the CPU plugin's fft
+  libkissfft-dev             # KissFFT: the CPU plugin's complex64 and f32 fft
+  libeigen3-dev              # Eigen's FFT module: the CPU plugin's complex128 and f64 fft
   liblapack-dev              # LAPACK: the CPU plugin's cholesky (potrf)
   libvulkan-dev              # Vulkan headers and loader, for the Vulkan plugin
   mesa-vulkan-drivers        # lavapipe: a Vulkan device on the CPU, for its tests

@@ -39,6 +39,21 @@ TEST(Verifier, RejectsDeclaredShapesThatDisagree) {
   EXPECT_NE(s.message().find("operands give f32[1,3,3,4]"), std::string::npos) << s.message();
 }
 
+TEST(Verifier, ChecksRngBounds) {
+  EXPECT_TRUE(VerifyEntry("  a = f32[] constant(0)\n  b = f32[] constant(1)\n"
+                          "  ROOT r = f32[4] rng(a, b), distribution=rng_uniform")
+                  .ok());
+  // The evaluator and the CPU kernel read the bounds as result elements.
+  Status s = VerifyEntry("  a = f32[] constant(0)\n  b = f32[] constant(1)\n"
+                         "  ROOT r = f64[4] rng(a, b), distribution=rng_uniform");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("rng's bounds must be scalars of its result's element type"), std::string::npos)
+      << s.message();
+  s = VerifyEntry("  a = s32[2] constant({0, 0})\n  b = s32[] constant(1)\n"
+                  "  ROOT r = s32[4] rng(a, b), distribution=rng_uniform");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
 TEST(Verifier, RejectsUseBeforeDefinition) {
   Status s = VerifyEntry("  ROOT n = f32[2] negate(p)\n  p = f32[2] parameter(0)");
   EXPECT_NE(s.message().find("uses %p before it is defined"), std::string::npos) << s.message();

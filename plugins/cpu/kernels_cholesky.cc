@@ -10,9 +10,9 @@
 // upper factor U = L^H. So `lower=true` asks potrf for 'U' and reads the
 // row-major lower triangle, as the evaluator does.
 //
-// The other triangle is zero. A matrix that is not positive definite
-// (potrf's info > 0: a pivot is not positive) comes out all NaN, as JAX's
-// CPU cholesky and the evaluator (hlo/evaluator_linalg.cc) give it.
+// The other triangle is zero. A matrix that is not positive definite (a
+// pivot that is not positive, or NaN) comes out all NaN, as JAX's CPU
+// cholesky and the evaluator (hlo/evaluator_linalg.cc) give it.
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -71,11 +71,16 @@ Kernel MakeCholesky(bool lower, int64_t n, int64_t batches, Slot in, Slot out) {
       for (int64_t b = lo; b < hi; ++b) {
         T* m = result + b * n * n;
         if (m != a + b * n * n) std::memcpy(m, a + b * n * n, static_cast<size_t>(n * n) * sizeof(T));
-        const int info = Potrf(lower ? 'U' : 'L', static_cast<int>(n), m);
+        // potrf's info > 0 is a pivot that is not positive; OpenBLAS's
+        // potrf lets a NaN pivot through, so the factor's diagonal is
+        // checked as well (every entry real and positive when A is
+        // positive definite).
+        bool failed = Potrf(lower ? 'U' : 'L', static_cast<int>(n), m) != 0;
+        for (int64_t d = 0; d < n && !failed; ++d) failed = !(std::real(m[d * n + d]) > 0);
         for (int64_t r = 0; r < n; ++r) {
           for (int64_t c = 0; c < n; ++c) {
             T& v = m[r * n + c];
-            if (info != 0) {
+            if (failed) {
               v = NotANumber<T>();
             } else if (lower ? c > r : c < r) {
               v = T(0);

@@ -1,19 +1,29 @@
-// fft over the last one to three dimensions through Eigen's FFT module
-// (Debian's libeigen3-dev, MPL-2.0, header-only; its default engine is a
-// templated KissFFT, so single and double precision alike): FFT and IFFT of
-// complex64 and complex128, RFFT of f32 and f64, IRFFT back. As the
-// evaluator computes them: the signal is made complex at its full length
-// (IRFFT: the half the input leaves out rebuilt by Hermitian symmetry,
-// X[-k] = conj(X[k]) along every transformed dimension), each transformed
-// dimension gets a 1-D transform of every line along it (the inverse ones
-// divided by the length: HLO's IFFT is normalised), and the result is what
-// RFFT keeps of the last dimension (its first n/2 + 1 elements) or IRFFT's
-// real part. A length of one is the identity. Lines split across threads;
-// the complex signal lives in the kernel's temporary.
+// fft over the last one to three dimensions: FFT and IFFT of complex64 and
+// complex128, RFFT of f32 and f64, IRFFT back. Single precision through
+// KissFFT (Debian's libkissfft, BSD-3-Clause, a C library built for float
+// only), double precision through Eigen's FFT module (Debian's header-only
+// libeigen3-dev, MPL-2.0, whose engine is a templated KissFFT). Eigen's is
+// not used for float too: its std::complex products take C99's infinity
+// recovery (__mulsc3), 1.3x slower than KissFFT's plain products, and the
+// flag that turns that off (-fcx-fortran-rules) would reach, through the
+// weak std::complex operators of unoptimised builds, every complex product
+// in the plugin.
+//
+// As the evaluator computes them: the signal is made complex at its full
+// length (IRFFT: the half the input leaves out rebuilt by Hermitian
+// symmetry, X[-k] = conj(X[k]) along every transformed dimension), each
+// transformed dimension gets a 1-D transform of every line along it (the
+// inverse ones divided by the length: HLO's IFFT is normalised), and the
+// result is what RFFT keeps of the last dimension (its first n/2 + 1
+// elements) or IRFFT's real part. A length of one is the identity. Lines
+// split across threads; the complex signal lives in the kernel's temporary.
+#include <kiss_fft.h>
+
 #include <algorithm>
 #include <complex>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <unsupported/Eigen/FFT>
@@ -28,15 +38,23 @@ using hlo::ElementType;
 
 enum class FftType { kFft, kIfft, kRfft, kIrfft };
 
-// One transformed dimension: its length, and the step between a line's
-// elements.
+static_assert(sizeof(std::complex<float>) == sizeof(kiss_fft_cpx), "KissFFT's complex is two floats");
+
+// One transformed dimension: its length, the step between a line's
+// elements, and (single precision) KissFFT's tables, made once per compile
+// and only read while running (kiss_fft allocates what scratch it needs).
 struct Transform {
   int64_t length = 1, stride = 1;
+  kiss_fft_cfg cfg = nullptr;  // float, and a length above one
+};
+struct Transforms {
+  std::vector<Transform> dims;
+  ~Transforms() {
+    for (Transform& t : dims) kiss_fft_free(t.cfg);
+  }
 };
 
 // The 1-D transform of every line along `t` in `signal` (`total` elements).
-// Eigen's FFT object caches its plans and scratch in itself, so each chunk
-// of lines has its own.
 template <typename R>
 void TransformLines(const Transform& t, bool inverse, int64_t total, std::complex<R>* signal, const Parallel& parallel) {
   using C = std::complex<R>;
@@ -44,18 +62,22 @@ void TransformLines(const Transform& t, bool inverse, int64_t total, std::comple
   const int64_t lines = total / t.length;
   const R scale = inverse ? R(1) / static_cast<R>(t.length) : R(1);
   parallel.For(lines, std::max<int64_t>(1, 4096 / t.length), [&](int64_t lo, int64_t hi) {
-    Eigen::FFT<R> fft;
-    fft.SetFlag(Eigen::FFT<R>::Unscaled);  // scaled below, as the evaluator scales
+    // Eigen's FFT object (double only) caches its plans and scratch in
+    // itself, so each chunk of lines has its own.
+    Eigen::FFT<double> eigen_fft;
+    eigen_fft.SetFlag(Eigen::FFT<double>::Unscaled);  // scaled below, as the evaluator scales
     std::vector<C> line(static_cast<size_t>(t.length)), result(static_cast<size_t>(t.length));
     for (int64_t l = lo; l < hi; ++l) {
       // Line l starts at its outer block's first element plus its offset
       // inside the block of `stride` interleaved lines.
       C* first = signal + (l / t.stride) * t.length * t.stride + l % t.stride;
       for (int64_t e = 0; e < t.length; ++e) line[e] = first[e * t.stride];
-      if (inverse) {
-        fft.inv(result.data(), line.data(), t.length);
+      if constexpr (std::is_same_v<R, float>) {
+        kiss_fft(t.cfg, reinterpret_cast<const kiss_fft_cpx*>(line.data()), reinterpret_cast<kiss_fft_cpx*>(result.data()));
+      } else if (inverse) {
+        eigen_fft.inv(result.data(), line.data(), t.length);
       } else {
-        fft.fwd(result.data(), line.data(), t.length);
+        eigen_fft.fwd(result.data(), line.data(), t.length);
       }
       for (int64_t e = 0; e < t.length; ++e) first[e * t.stride] = inverse ? result[e] * scale : result[e];
     }
@@ -103,8 +125,17 @@ Kernel MakeFft(FftType type, std::vector<int64_t> dims, int first, int64_t store
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
   const bool inverse = type == FftType::kIfft || type == FftType::kIrfft;
-  std::vector<Transform> transforms;
-  for (int d = first; d < rank; ++d) transforms.push_back(Transform{dims[d], strides[d]});
+  auto transforms = std::make_shared<Transforms>();
+  for (int d = first; d < rank; ++d) {
+    Transform t;
+    t.length = dims[d];
+    t.stride = strides[d];
+    if (std::is_same_v<R, float> && t.length > 1) {
+      t.cfg = kiss_fft_alloc(static_cast<int>(t.length), inverse ? 1 : 0, nullptr, nullptr);
+      if (!t.cfg) return nullptr;
+    }
+    transforms->dims.push_back(t);
+  }
   temp->bytes = std::max(temp->bytes, total * static_cast<int64_t>(sizeof(C)));
   const Slot signal_slot = temp->slot;
   const int64_t n = dims.back();
@@ -121,7 +152,7 @@ Kernel MakeFft(FftType type, std::vector<int64_t> dims, int first, int64_t store
       }
       case FftType::kIrfft: RebuildHermitian(static_cast<const C*>(x), stored, dims, first, signal); break;
     }
-    for (const Transform& t : transforms) TransformLines<R>(t, inverse, total, signal, *frame.parallel);
+    for (const Transform& t : transforms->dims) TransformLines<R>(t, inverse, total, signal, *frame.parallel);
     void* y = frame.At(out);
     switch (type) {
       case FftType::kFft: case FftType::kIfft: std::memcpy(y, signal, total * sizeof(C)); break;

@@ -39,8 +39,9 @@ Kernel RngStateKernel(const hlo::Instruction& i, const Slot& out) {
 }
 
 Kernel RngKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
-  if (i.opcode != hlo::Opcode::kRng || in.size() != 2 || i.operands.size() != 2) return nullptr;
-  for (const hlo::Instruction* bound : i.operands) {
+  // The bounds, and (StableHLO's form) the result's shape as a third operand.
+  if (i.opcode != hlo::Opcode::kRng || in.size() < 2 || i.operands.size() < 2) return nullptr;
+  for (const hlo::Instruction* bound : {i.operands[0], i.operands[1]}) {
     if (!bound->shape.IsArray() || bound->shape.rank() != 0 || bound->shape.element_type() != i.shape.element_type()) {
       return nullptr;
     }

@@ -179,7 +179,7 @@ Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector
 Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // cholesky of f32, f64, c64 and c128 through LAPACK's potrf (kernels_cholesky.cc).
 Kernel CholeskyKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
-// fft of complex64 and f32 (kernels_fft.cc); its complex signal in `temp`.
+// fft of complex64, complex128, f32 and f64 (kernels_fft.cc); its complex signal in `temp`.
 Kernel FftKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);
 Kernel ClampKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // Element by element through hlo/scalar_ops and hlo/scalar_program
