@@ -2,11 +2,12 @@
 of issue 11 as `anvil bench` times it, next to what bounds it on this machine
 (memcpy bandwidth for the elementwise chain), what eager PyTorch takes for
 the same model (bench/peers/torch_peers.py) and what ONNX Runtime takes
-(bench/peers/onnxruntime_peers.py, for the chain and the MLP). Everything
-is measured in rounds (`--rounds`, 3 by default), one after another, and
-each ratio is taken within a round, between numbers measured minutes apart
-at most; the table gives the median over rounds, and each round's ratios
-follow it. `--json FILE` keeps every number.
+(bench/peers/onnxruntime_peers.py, for the chain and the MLP), and, for the
+dot, what oneDNN's and OpenBLAS's sgemm take with their own threads
+(build/bench/anvil_sgemm_peer). Everything is measured in rounds
+(`--rounds`, 3 by default), one after another, and each ratio is taken
+within a round, between numbers measured minutes apart at most; the table
+gives the median over rounds, and each round's ratios follow it. `--json FILE` keeps every number.
 
     /usr/bin/python3 bench/compare.py [--build build] [--corpus ../shared/corpus]
 
@@ -71,7 +72,23 @@ def peer(python, script, modules, workloads, missing):
     return results
 
 
-def measure_round(tool, paths, workloads, onnxruntime_python):
+def sgemm_peers(build, program, missing):
+    """{library: result} for the dot program's sgemm (M x K by K x N, read
+    off its parameters) through build/bench/anvil_sgemm_peer, or {}."""
+    tool = os.path.join(build, "bench", "anvil_sgemm_peer")
+    if not os.path.exists(tool):
+        print(f"anvil_sgemm_peer skipped: {missing}", file=sys.stderr)
+        return {}
+    import re
+
+    with open(program) as f:
+        dims = re.findall(r"f32\[(\d+),(\d+)\] parameter", f.read())
+    (m, k), (_, n) = dims[0], dims[1]
+    run = subprocess.run([tool, m, n, k, str(PROGRAMS["dot"][1])], check=True, capture_output=True, text=True)
+    return {r["peer"]: r for r in map(json.loads, run.stdout.splitlines())}
+
+
+def measure_round(tool, paths, workloads, onnxruntime_python, build):
     """One round: memcpy, then Anvil on each workload, then the peers."""
     report = {"memcpy_gb_per_s": memcpy_gb_per_s(), "anvil": {}}
     for name in workloads:
@@ -84,6 +101,8 @@ def measure_round(tool, paths, workloads, onnxruntime_python):
     report["onnxruntime"] = peer(onnxruntime_python, "onnxruntime_peers.py", ["torch", "onnxruntime"],
                                  ort_workloads, "run bench/setup_peers.sh (onnxruntime in build/bench-venv)") \
         if ort_workloads else {}
+    report["sgemm"] = sgemm_peers(build, paths["dot"], "build the bench folder (cmake --build build)") \
+        if "dot" in workloads else {}
     return report
 
 
@@ -98,6 +117,12 @@ def round_cells(report, name):
         if r:
             cells[f"{label} ms"] = r["execute_ms"]["median"]
             cells[f"anvil/{label}"] = anvil_ms / r["execute_ms"]["median"]
+    if name == "dot" and report.get("sgemm"):
+        # The issue's bar: at least 0.95x the better library's speed, so
+        # anvil/sgemm at most 1/0.95 = 1.05.
+        for peer, r in report["sgemm"].items():
+            cells[f"{peer} ms"] = r["execute_ms"]["median"]
+        cells["anvil/sgemm"] = anvil_ms / min(r["execute_ms"]["median"] for r in report["sgemm"].values())
     if name == "chain":
         # The chain's bound: its inputs and output streamed once at the
         # memcpy speed measured in the same round.
@@ -107,7 +132,7 @@ def round_cells(report, name):
 
 
 COLUMNS = ["anvil ms", "compile ms", "pytorch ms", "anvil/pytorch", "onnxrt ms", "anvil/onnxrt", "bound ms",
-           "anvil/bound"]
+           "anvil/bound", "onednn ms", "openblas ms", "anvil/sgemm"]
 
 
 def main():
@@ -128,7 +153,8 @@ def main():
         program = PROGRAMS[name][0]
         paths[name] = program.format(corpus=args.corpus) if "{corpus}" in program else os.path.join(ROOT, program)
 
-    rounds = [measure_round(tool, paths, args.workloads, args.onnxruntime_python) for _ in range(max(1, args.rounds))]
+    rounds = [measure_round(tool, paths, args.workloads, args.onnxruntime_python, args.build)
+              for _ in range(max(1, args.rounds))]
 
     bandwidths = [r["memcpy_gb_per_s"] for r in rounds]
     print(f"memcpy: {statistics.median(bandwidths):.1f} GB/s (read + write; median of {len(rounds)} rounds, "
