@@ -151,10 +151,20 @@ std::optional<std::string> CompileCache::ReadFile(const std::string& path) {
     if (errno != ENOENT) Warn(warned_read_, "cannot read " + path + ": " + ErrnoText() + "; compiling instead");
     return std::nullopt;
   }
+  // Sized once from the file's length, so that a megabyte entry is not
+  // copied again and again as a growing string (most of a cached load's
+  // reading time otherwise); whatever the file really holds is read.
   std::string bytes;
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    if (size > 0) bytes.resize(static_cast<size_t>(size));
+    std::rewind(f);
+  }
+  size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
+  bytes.resize(got);
   char chunk[1 << 16];
   size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) bytes.append(chunk, n);
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) bytes.append(chunk, n);  // grew meanwhile
   const bool failed = std::ferror(f);
   std::fclose(f);
   if (failed) {

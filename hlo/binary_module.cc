@@ -148,6 +148,10 @@ class ModuleReader {
     uint64_t size = 0;
     // `what` is only read on an error: nothing is built on the way.
     ANVIL_RETURN_IF_ERROR(r_.ReadCount(size, what));
+    if (size == 0) {  // most: a layout's tail, an async spelling
+      out.clear();
+      return OkStatus();
+    }
     bytecode::Bytes b;
     ANVIL_RETURN_IF_ERROR(r_.ReadBytes(size, b, what));
     out.assign(reinterpret_cast<const char*>(b.data), b.size);
@@ -233,7 +237,6 @@ class ModuleReader {
       if (v > static_cast<uint64_t>(INT64_MAX)) return r_.Error("a dimension is out of range");
       d = static_cast<int64_t>(v);
     }
-    Shape shape = type == 0 && rank == 0 ? Shape() : Shape(static_cast<ElementType>(type), std::move(dims));
     uint64_t dynamic = 0;
     const size_t dynamic_at = r_.offset();
     ANVIL_RETURN_IF_ERROR(r_.ReadCount(dynamic, "the count of dynamic-dimension flags"));
@@ -241,19 +244,30 @@ class ModuleReader {
       return r_.ErrorAtOffset(dynamic_at, std::to_string(dynamic) + " dynamic-dimension flags for rank " +
                                               std::to_string(rank));
     }
+    std::vector<bool> dynamic_dims(dynamic);
     for (uint64_t d = 0; d < dynamic; ++d) {
       uint8_t flag = 0;
       ANVIL_RETURN_IF_ERROR(r_.ReadByte(flag, "a dynamic-dimension flag"));
-      if (flag) shape.SetDynamicDim(static_cast<int>(d), true);
+      dynamic_dims[d] = flag != 0;
     }
     uint64_t layout_rank = 0;
     ANVIL_RETURN_IF_ERROR(r_.ReadCount(layout_rank, "a layout's rank"));
-    Layout& layout = shape.mutable_layout();
+    Layout layout;
     layout.minor_to_major.resize(layout_rank);
     for (int64_t& d : layout.minor_to_major) ANVIL_RETURN_IF_ERROR(r_.ReadSignedVarInt(d, "a layout dimension"));
     ANVIL_RETURN_IF_ERROR(ReadString(layout.tail, "a layout's tail"));
-    if (Status s = CheckShapeSize(shape); !s.ok()) return r_.ErrorAtOffset(at, s.message());
-    out = std::move(shape);
+    if (Status s = CheckArraySize(static_cast<ElementType>(type), dims); !s.ok()) return r_.ErrorAtOffset(at, s.message());
+    // Built once, in place, with its stored layout (no default layout to
+    // replace).
+    if (type == 0 && rank == 0) {
+      out = Shape();
+      out.mutable_layout() = std::move(layout);
+    } else {
+      out = Shape(static_cast<ElementType>(type), std::move(dims), std::move(layout));
+    }
+    for (uint64_t d = 0; d < dynamic; ++d) {
+      if (dynamic_dims[d]) out.SetDynamicDim(static_cast<int>(d), true);
+    }
     return OkStatus();
   }
 

@@ -29,7 +29,7 @@ Status Reader::ReadByte(uint8_t& out, std::string_view what) {
   return OkStatus();
 }
 
-Status Reader::ReadVarInt(uint64_t& out, std::string_view what) {
+Status Reader::ReadLongVarInt(uint64_t& out, std::string_view what) {
   if (AtEnd()) return Expected(what);
   const size_t start = pos_;
   uint8_t first = bytes_.data[pos_];
@@ -92,14 +92,9 @@ Status Reader::ReadNullTerminated(std::string_view& out) {
   return OkStatus();
 }
 
-Status Reader::ReadCount(uint64_t& out, std::string_view what, size_t min_item_bytes) {
-  const size_t at = offset();
-  ANVIL_RETURN_IF_ERROR(ReadVarInt(out, what));
-  if (min_item_bytes > 0 && out > remaining() / min_item_bytes) {
-    return ErrorAtOffset(at, std::string(what) + " is " + std::to_string(out) + ", more than the " +
-                                 std::to_string(remaining()) + " bytes left can hold");
-  }
-  return OkStatus();
+Status Reader::CountTooLarge(size_t at, uint64_t count, std::string_view what) const {
+  return ErrorAtOffset(at, std::string(what) + " is " + std::to_string(count) + ", more than the " +
+                               std::to_string(remaining()) + " bytes left can hold");
 }
 
 Status Reader::ReadSection(SectionId& id, Bytes& data) {

@@ -49,7 +49,15 @@ class Reader {
   Status ReadByte(uint8_t& out, std::string_view what = "a byte");
   // The prefix varint: the count of trailing zero bits of the first byte is
   // the number of bytes that follow; a first byte of 0 means eight follow.
-  Status ReadVarInt(uint64_t& out, std::string_view what = "a varint");
+  Status ReadVarInt(uint64_t& out, std::string_view what = "a varint") {
+    // Most varints (counts, indices, small dimensions) are one byte, with
+    // its low bit set: read here, inline, without the general decoding.
+    if (pos_ < bytes_.size && (bytes_.data[pos_] & 1)) {
+      out = bytes_.data[pos_++] >> 1;
+      return OkStatus();
+    }
+    return ReadLongVarInt(out, what);
+  }
   // Zigzag-encoded signed varint.
   Status ReadSignedVarInt(int64_t& out, std::string_view what = "a signed varint");
   // A varint whose low bit is a flag: `value << 1 | flag`.
@@ -59,7 +67,12 @@ class Reader {
   // A varint count of items that each take at least `min_item_bytes` bytes:
   // a count the remaining bytes cannot hold is refused before anything is
   // allocated for it.
-  Status ReadCount(uint64_t& out, std::string_view what, size_t min_item_bytes = 1);
+  Status ReadCount(uint64_t& out, std::string_view what, size_t min_item_bytes = 1) {
+    const size_t at = offset();
+    ANVIL_RETURN_IF_ERROR(ReadVarInt(out, what));
+    if (min_item_bytes > 0 && out > remaining() / min_item_bytes) return CountTooLarge(at, out, what);
+    return OkStatus();
+  }
   // A section header (id byte with the alignment flag in its high bit, the
   // length, the alignment and its padding) and the section's bytes.
   Status ReadSection(SectionId& id, Bytes& data);
@@ -71,6 +84,9 @@ class Reader {
   Status Expected(std::string_view what) const;
 
  private:
+  Status ReadLongVarInt(uint64_t& out, std::string_view what);
+  Status CountTooLarge(size_t at, uint64_t count, std::string_view what) const;
+
   Bytes bytes_;
   size_t pos_ = 0;
   const std::string* file_;

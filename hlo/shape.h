@@ -25,6 +25,10 @@ class Shape {
   Shape() = default;
   // An array shape with the default (row-major) layout.
   Shape(ElementType type, std::vector<int64_t> dims);
+  // An array shape with `layout` as it is (readers of stored shapes, which
+  // would otherwise build the default layout only to replace it).
+  Shape(ElementType type, std::vector<int64_t> dims, Layout layout)
+      : element_type_(type), dims_(std::move(dims)), layout_(std::move(layout)) {}
   static Shape Tuple(std::vector<Shape> elements);
   static Shape Token() { return Shape(ElementType::kToken, {}); }
   static Shape Scalar(ElementType type) { return Shape(type, {}); }
