@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
+#include <span>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_functions.h"
@@ -94,38 +94,66 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   plan.inlined_everywhere.assign(n, false);
   // What the walks below ask of each instruction, worked out once, by its
   // index (a training step's computation has thousands).
-  std::unordered_map<const Instruction*, int> index;
-  index.reserve(n);
-  for (size_t k = 0; k < n; ++k) index.emplace(instructions[k].get(), static_cast<int>(k));
-  std::vector<std::vector<int>> users(n);
+  // Instruction -> index through the instructions sorted by address (one
+  // allocation, where a hash map makes one per instruction).
+  std::vector<std::pair<const Instruction*, int>> by_address(n);
+  for (size_t k = 0; k < n; ++k) by_address[k] = {instructions[k].get(), static_cast<int>(k)};
+  // (Usually sorted already: a module's instructions are allocated in order.)
+  if (!std::is_sorted(by_address.begin(), by_address.end())) std::sort(by_address.begin(), by_address.end());
+  auto index_of = [&](const Instruction* i) {
+    auto it = std::lower_bound(by_address.begin(), by_address.end(), std::make_pair(i, -1));
+    return it->second;  // every operand is an instruction of this computation
+  };
+  // Operands by index, and users in one flat array (users of k are
+  // user_list[user_begin[k]] up to user_begin[k + 1]): two allocations
+  // for the whole computation rather than one or more per instruction.
+  std::vector<int> operand_begin(n + 1, 0), operand_list, user_begin(n + 1, 0), user_list;
+  for (size_t k = 0; k < n; ++k) {
+    for (const Instruction* o : instructions[k]->operands) {
+      const int ok = index_of(o);
+      operand_list.push_back(ok);
+      ++user_begin[ok + 1];
+    }
+    operand_begin[k + 1] = static_cast<int>(operand_list.size());
+  }
+  for (size_t k = 0; k < n; ++k) user_begin[k + 1] += user_begin[k];
+  user_list.resize(operand_list.size());
+  {
+    std::vector<int> next(user_begin.begin(), user_begin.end() - 1);
+    for (size_t k = 0; k < n; ++k) {
+      for (int p = operand_begin[k]; p < operand_begin[k + 1]; ++p) user_list[next[operand_list[p]]++] = static_cast<int>(k);
+    }
+  }
+  auto users = [&](int k) {
+    return std::span<const int>(user_list.data() + user_begin[k], user_list.data() + user_begin[k + 1]);
+  };
   std::vector<char> loop_op(n), fused_broadcast(n), stored(n, 0);
   std::vector<int64_t> elements(n);
   for (size_t k = 0; k < n; ++k) {
     const Instruction& i = *instructions[k];
-    for (const Instruction* o : i.operands) users[index.at(o)].push_back(static_cast<int>(k));
     loop_op[k] = IsLoopOp(i);
     fused_broadcast[k] = IsFusedBroadcast(i);
     elements[k] = i.shape.IsArray() ? i.shape.ElementCount() : -1;
   }
-  for (const Instruction* o : outputs) stored[index.at(o)] = 1;
-  if (computation.root) stored[index.at(computation.root)] = 1;  // the root is stored, as outputs are
+  for (const Instruction* o : outputs) stored[index_of(o)] = 1;
+  if (computation.root) stored[index_of(computation.root)] = 1;  // the root is stored, as outputs are
   auto operand_indices = [&](int k, std::vector<int>& out) {
-    out.clear();
-    for (const Instruction* o : instructions[k]->operands) out.push_back(index.at(o));
+    out.assign(operand_list.begin() + operand_begin[k], operand_list.begin() + operand_begin[k + 1]);
   };
   // Whether loop op `k` is computed inside its one user's loop.
   auto fused_into_user = [&](int k) {
     if (stored[k] || !loop_op[k]) return false;
-    const auto& u = users[k];
+    const auto u = users(static_cast<int>(k));
     return u.size() == 1 && loop_op[u[0]] && elements[u[0]] == elements[k];
   };
   std::vector<char> in_group(n, 0);
   std::vector<int> operands;
+  std::vector<int> members;  // a group's indices, in the order they join
+  std::vector<int> stack;
   for (size_t r = n; r-- > 0;) {
     const int root = static_cast<int>(r);
     if (!loop_op[root] || fused_into_user(root) || plan.group_of[root] >= 0) continue;
-    std::vector<int> members;  // indices, in the order they join
-    std::vector<int> stack = {root};
+    members.clear();
     // Adds `start` and, through operands fused into their one user and
     // fused broadcasts, the tree of producers computed in its loop.
     auto collect = [&](int start) {
@@ -137,9 +165,8 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
         in_group[k] = 1;
         members.push_back(k);
         if (fused_broadcast[k]) continue;
-        const auto& ops = instructions[k]->operands;
-        for (size_t o = ops.size(); o-- > 0;) {
-          const int ok = index.at(ops[o]);
+        for (int p = operand_begin[k + 1]; p-- > operand_begin[k];) {
+          const int ok = operand_list[p];
           if (fused_into_user(ok) || fused_broadcast[ok]) stack.push_back(ok);
         }
       }
@@ -154,7 +181,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       if (in_group[o] || stored[o] || !loop_op[o] || plan.group_of[o] >= 0 || elements[o] != elements[root]) {
         return false;
       }
-      const auto& u = users[o];
+      const auto u = users(o);
       return !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) { return in_group[user] != 0; });
     };
     for (bool grew = true; grew;) {
@@ -177,24 +204,31 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       for (int k : ks) out.push_back(instructions[k].get());
       return out;
     };
-    if (members.size() > tree_size && FusedRegistersNeeded(as_instructions(members)) > kMaxFusedRegisters) {
-      for (size_t m = tree_size; m < members.size(); ++m) in_group[members[m]] = 0;
-      members.resize(tree_size);
+    // The registers the grown group needs, once it has been counted.
+    int registers = -1;
+    if (members.size() > tree_size) {
+      registers = FusedRegistersNeeded(as_instructions(members));
+      if (registers > kMaxFusedRegisters) {
+        for (size_t m = tree_size; m < members.size(); ++m) in_group[members[m]] = 0;
+        members.resize(tree_size);
+        registers = -1;
+      }
     }
-    FusionGroup group;
-    group.members = as_instructions(members);
     bool fused = members.size() >= 2;  // else nothing to fuse: the one-op kernel does
+    FusionGroup group;
     if (fused) {
+      group.members = as_instructions(members);
       for (const Instruction* m : group.members) {
         for (const Instruction* o : m->operands) {
-          if (!in_group[index.at(o)] && std::find(group.inputs.begin(), group.inputs.end(), o) == group.inputs.end()) {
+          if (!in_group[index_of(o)] && std::find(group.inputs.begin(), group.inputs.end(), o) == group.inputs.end()) {
             group.inputs.push_back(o);
           }
         }
       }
       // A tree so bushy that its tiles would not fit the loop's registers
       // stays unfused (no program seen needs more than a few).
-      fused = FusedRegistersNeeded(group.members) <= kMaxFusedRegisters;
+      if (registers < 0) registers = FusedRegistersNeeded(group.members);
+      fused = registers <= kMaxFusedRegisters;
     }
     for (int k : members) in_group[k] = 0;
     if (!fused) continue;
@@ -207,7 +241,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   // A fused broadcast is stored only when something outside a group reads it.
   for (size_t k = 0; k < n; ++k) {
     if (!fused_broadcast[k] || stored[k]) continue;
-    const auto& u = users[k];
+    const auto u = users(static_cast<int>(k));
     plan.inlined_everywhere[k] =
         !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) { return plan.group_of[user] >= 0; });
   }

@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -74,39 +75,78 @@ TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs) {
 // (each tile function reads element k before writing element k), but not
 // one of another size: a select's f32 results would overwrite the pred
 // bytes of elements it has not read yet.
+//
+// Groups hold a handful to a few hundred members, and a training step plans
+// thousands of groups, so lookups go through sorted flat vectors rather
+// than hash maps (which cost an allocation per entry).
 struct Allocation {
-  std::unordered_map<const Instruction*, int> register_of;
+  // (member, register) for every member but the root, sorted by pointer.
+  std::vector<std::pair<const Instruction*, int>> register_of;
   int peak = 0;
+  // The register of `i`, or -1 when it is no member with one.
+  int RegisterOf(const Instruction* i) const {
+    auto it = std::lower_bound(register_of.begin(), register_of.end(), std::make_pair(i, INT_MIN));
+    return it != register_of.end() && it->first == i ? it->second : -1;
+  }
 };
 Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   Allocation a;
-  std::unordered_map<const Instruction*, int> reads_left;
+  // Reads of each operand by the group: (operand, reads left), sorted.
+  std::vector<std::pair<const Instruction*, int>> reads_left;
   for (const Instruction* m : members) {
-    for (const Instruction* o : m->operands) ++reads_left[o];
+    for (const Instruction* o : m->operands) reads_left.emplace_back(o, 0);
   }
+  std::sort(reads_left.begin(), reads_left.end());
+  {
+    size_t w = 0;
+    for (size_t r = 0; r < reads_left.size(); ++r) {
+      if (w > 0 && reads_left[w - 1].first == reads_left[r].first) {
+        ++reads_left[w - 1].second;
+      } else {
+        reads_left[w++] = {reads_left[r].first, 1};
+      }
+    }
+    reads_left.resize(w);
+  }
+  auto reads_of = [&](const Instruction* o) -> int& {
+    return std::lower_bound(reads_left.begin(), reads_left.end(), std::make_pair(o, INT_MIN))->second;
+  };
+  // Registers by member index, found through the members sorted by pointer.
+  std::vector<std::pair<const Instruction*, int>> member_index;
+  member_index.reserve(members.size());
+  for (size_t k = 0; k < members.size(); ++k) member_index.emplace_back(members[k], static_cast<int>(k));
+  std::sort(member_index.begin(), member_index.end());
+  std::vector<int> register_of_member(members.size(), -1);
+  auto register_of = [&](const Instruction* o) {
+    auto it = std::lower_bound(member_index.begin(), member_index.end(), std::make_pair(o, INT_MIN));
+    return it != member_index.end() && it->first == o ? register_of_member[it->second] : -1;
+  };
   std::vector<bool> busy(members.size(), false);
+  std::vector<int> free_after;
   auto size = [](const Instruction* i) { return hlo::Info(i->shape.element_type()).byte_size; };
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
-    std::vector<int> free_after;
+    free_after.clear();
     for (const Instruction* o : m->operands) {
-      auto it = a.register_of.find(o);
-      if (it == a.register_of.end() || --reads_left[o] != 0) continue;
+      const int r = register_of(o);
+      if (r < 0 || --reads_of(o) != 0) continue;
       if (size(o) == size(m)) {
-        busy[it->second] = false;
+        busy[r] = false;
       } else {
-        free_after.push_back(it->second);
+        free_after.push_back(r);
       }
     }
     if (k + 1 < members.size()) {  // the root writes the output
       int r = 0;
       while (busy[r]) ++r;
       busy[r] = true;
-      a.register_of[m] = r;
+      register_of_member[k] = r;
+      a.register_of.emplace_back(m, r);
       a.peak = std::max(a.peak, r + 1);
     }
     for (int r : free_after) busy[r] = false;
   }
+  std::sort(a.register_of.begin(), a.register_of.end());
   return a;
 }
 
@@ -238,15 +278,14 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
   const Allocation allocation = AllocateRegisters(members);
   if (allocation.peak > kMaxFusedRegisters) return nullptr;
   auto operand = [&](const Instruction* o) {
-    auto r = allocation.register_of.find(o);
-    if (r != allocation.register_of.end()) return r->second;
+    if (const int r = allocation.RegisterOf(o); r >= 0) return r;
     return -1 - static_cast<int>(std::find(inputs.begin(), inputs.end(), o) - inputs.begin());
   };
   std::vector<FusedOp> ops;
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction& m = *members[k];
     FusedOp op;
-    op.out = k + 1 == members.size() ? -1 : allocation.register_of.at(&m);
+    op.out = k + 1 == members.size() ? -1 : allocation.RegisterOf(&m);
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
       op.broadcast = *run;

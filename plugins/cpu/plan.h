@@ -52,9 +52,11 @@ struct Frame {
   }
 };
 
-// A value of the program: one array in a slot, or a tuple of values.
+// A value of the program: one array in a slot, or a tuple of values. Its
+// shape is the module's own (an instruction's, or an element of one), which
+// the executable keeps, so a plan of thousands of values copies no shape.
 struct Value {
-  hlo::Shape shape;
+  const hlo::Shape* shape = nullptr;
   Slot slot;                  // arrays
   std::vector<int> elements;  // tuples: indices of element values
 };

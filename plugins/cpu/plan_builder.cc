@@ -135,7 +135,7 @@ class Builder {
 
 int Builder::NewArray(const hlo::Shape& shape, int step) {
   Value v;
-  v.shape = shape;
+  v.shape = &shape;
   plan_->values.push_back(v);
   buffers_.push_back(Buffer{AlignUp(std::max<int64_t>(shape.ByteSize(), 1)), step, step});
   buffer_of_.push_back(static_cast<int>(buffers_.size()) - 1);
@@ -147,7 +147,7 @@ int Builder::NewValue(const hlo::Shape& shape, int step) {
   std::vector<int> elements;
   for (const hlo::Shape& e : shape.tuple_elements()) elements.push_back(NewValue(e, step));
   Value v;
-  v.shape = shape;
+  v.shape = &shape;
   v.elements = std::move(elements);
   plan_->values.push_back(v);
   buffer_of_.push_back(-1);
@@ -156,7 +156,7 @@ int Builder::NewValue(const hlo::Shape& shape, int step) {
 
 int Builder::ParameterValue(const hlo::Shape& shape) {
   Value value;
-  value.shape = shape;
+  value.shape = &shape;
   if (shape.IsTuple()) {
     for (const hlo::Shape& e : shape.tuple_elements()) value.elements.push_back(ParameterValue(e));
   } else {
@@ -171,7 +171,7 @@ int Builder::ParameterValue(const hlo::Shape& shape) {
 
 void Builder::Use(int value, int step) {
   const Value& v = plan_->values[value];
-  if (v.shape.IsTuple()) {
+  if (v.shape->IsTuple()) {
     for (int e : v.elements) Use(e, step);
     return;
   }
@@ -183,7 +183,7 @@ void Builder::Use(int value, int step) {
 
 void Builder::Leaves(int value, std::vector<int>& out) const {
   const Value& v = plan_->values[value];
-  if (!v.shape.IsTuple()) {
+  if (!v.shape->IsTuple()) {
     out.push_back(value);
     return;
   }
@@ -215,11 +215,11 @@ Kernel Builder::Fallback(const Instruction& i, std::vector<int> operands, int re
     std::vector<int> leaves;
     Leaves(value, leaves);
     std::vector<Part> parts;
-    for (int leaf : leaves) parts.push_back({plan_->values[leaf].shape, SlotOf(leaf)});
+    for (int leaf : leaves) parts.push_back({*plan_->values[leaf].shape, SlotOf(leaf)});
     return parts;
   };
   std::vector<std::pair<hlo::Shape, std::vector<Part>>> inputs;
-  for (int o : operands) inputs.emplace_back(plan_->values[o].shape, describe(o));
+  for (int o : operands) inputs.emplace_back(*plan_->values[o].shape, describe(o));
   std::vector<Part> outputs = describe(result);
   const Instruction* instruction = &i;
   return [=](const Frame& frame) {
@@ -306,7 +306,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
           break;
         }
         Value value;
-        value.shape = i.shape;
+        value.shape = &i.shape;
         value.slot.kind = Slot::Kind::kParameter;
         value.slot.index = i.parameter_number;
         plan_->values.push_back(value);
@@ -321,7 +321,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         }
         if (!i.shape.IsArray()) return hlo::Unimplemented("tuple-shaped constants");
         Value value;
-        value.shape = i.shape;
+        value.shape = &i.shape;
         value.slot.kind = Slot::Kind::kConstant;
         value.slot.index = static_cast<int64_t>(plan_->constants.size());
         plan_->constants.push_back(&*i.literal);
@@ -332,7 +332,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
       case Opcode::kTuple: {
         Value value;
-        value.shape = i.shape;
+        value.shape = &i.shape;
         value.elements = operand_values[s];
         plan_->values.push_back(value);
         buffer_of_.push_back(-1);
@@ -349,7 +349,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         // A sharding annotation passes its one operand through (on one device
         // there is nothing to shard); other custom calls are computed.
         if (hlo::StringAttribute(i, "custom_call_target") != "Sharding" || operand_values[s].size() != 1 ||
-            !i.shape.Compatible(plan_->values[operand_values[s][0]].shape)) {
+            !i.shape.Compatible(*plan_->values[operand_values[s][0]].shape)) {
           v = NewValue(i.shape, step);
           computes[s] = true;
           break;
@@ -366,15 +366,15 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         int from = operand_values[s][0];
         const bool whole_bytes = i.opcode != Opcode::kBitcastConvert ||
                                  (BitcastsInPlace(i.shape.element_type()) &&
-                                  BitcastsInPlace(plan_->values[from].shape.element_type()));
+                                  BitcastsInPlace(plan_->values[from].shape->element_type()));
         if (i.opcode == Opcode::kOptimizationBarrier ||
-            (whole_bytes && i.shape.IsArray() && plan_->values[from].shape.IsArray() &&
-             i.shape.ByteSize() == plan_->values[from].shape.ByteSize())) {
+            (whole_bytes && i.shape.IsArray() && plan_->values[from].shape->IsArray() &&
+             i.shape.ByteSize() == plan_->values[from].shape->ByteSize())) {
           if (i.opcode == Opcode::kOptimizationBarrier) {
             v = from;
           } else {
             Value value = plan_->values[from];
-            value.shape = i.shape;
+            value.shape = &i.shape;
             plan_->values.push_back(value);
             buffer_of_.push_back(buffer_of_[from]);
             v = static_cast<int>(plan_->values.size()) - 1;
@@ -405,7 +405,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   plan_->output_in_place.assign(outputs.size(), false);
   for (size_t k = 0; k < outputs.size(); ++k) {
     int b = buffer_of_[outputs[k]];
-    plan_->output_shapes.push_back(plan_->values[outputs[k]].shape);
+    plan_->output_shapes.push_back(*plan_->values[outputs[k]].shape);
     if (b >= 0 && output_buffer_uses[b] == 1 && buffers_[b].output < 0) {
       buffers_[b].output = static_cast<int>(k);
       plan_->output_in_place[k] = true;
@@ -472,8 +472,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     std::vector<Slot> in;
     bool arrays = i.shape.IsArray();
     for (int o : operand_values[s]) {
-      arrays &= plan_->values[o].shape.IsArray();
-      in.push_back(plan_->values[o].shape.IsArray() ? SlotOf(o) : Slot{});
+      arrays &= plan_->values[o].shape->IsArray();
+      in.push_back(plan_->values[o].shape->IsArray() ? SlotOf(o) : Slot{});
     }
     Kernel kernel;
     const bool batch_norm = i.opcode == Opcode::kBatchNormTraining || i.opcode == Opcode::kBatchNormInference ||
@@ -596,7 +596,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (plan_->output_in_place[k]) continue;
     Slot from = SlotOf(outputs[k]);
-    const int64_t bytes = plan_->values[outputs[k]].shape.ByteSize();
+    const int64_t bytes = plan_->values[outputs[k]].shape->ByteSize();
     Slot to;
     to.kind = Slot::Kind::kOutput;
     to.index = static_cast<int64_t>(k);
