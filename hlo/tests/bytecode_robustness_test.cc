@@ -46,7 +46,9 @@ void ExpectClean(const std::string& bytes, const std::string& what) {
     return;
   }
   for (const FunctionModule& f : *functions) {
-    if (!f.module.ok()) ASSERT_EQ(f.module.status().code(), StatusCode::kInvalidArgument) << what;
+    if (!f.module.ok()) {
+      ASSERT_EQ(f.module.status().code(), StatusCode::kInvalidArgument) << what;
+    }
   }
 }
 

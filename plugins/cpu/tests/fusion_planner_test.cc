@@ -94,8 +94,12 @@ TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
   const auto& instructions = p.module->entry->instructions;
   for (size_t k = 0; k < instructions.size(); ++k) {
     const std::string& name = instructions[k]->name;
-    if (name == "z") EXPECT_TRUE(p.plan.inlined_everywhere[k]);
-    if (name == "s") EXPECT_FALSE(p.plan.inlined_everywhere[k]);  // the reduction reads it
+    if (name == "z") {
+      EXPECT_TRUE(p.plan.inlined_everywhere[k]);
+    }
+    if (name == "s") {
+      EXPECT_FALSE(p.plan.inlined_everywhere[k]);  // the reduction reads it
+    }
   }
 }
 
@@ -132,10 +136,18 @@ TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"br bl bm a m s d <- row lead mid x bs"}));
   for (const auto& i : p.module->entry->instructions) {
     auto run = FusedBroadcastRun(*i);
-    if (i->name == "br") EXPECT_TRUE(run && run->inner == 1 && run->size == 7);
-    if (i->name == "bl") EXPECT_TRUE(run && run->inner == 35 && run->size == 3);
-    if (i->name == "bm") EXPECT_TRUE(run && run->inner == 1 && run->size == 35);
-    if (i->name == "bs") EXPECT_FALSE(run);
+    if (i->name == "br") {
+      EXPECT_TRUE(run && run->inner == 1 && run->size == 7);
+    }
+    if (i->name == "bl") {
+      EXPECT_TRUE(run && run->inner == 35 && run->size == 3);
+    }
+    if (i->name == "bm") {
+      EXPECT_TRUE(run && run->inner == 1 && run->size == 35);
+    }
+    if (i->name == "bs") {
+      EXPECT_FALSE(run);
+    }
   }
 }
 
