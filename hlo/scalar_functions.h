@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "hlo/element_type.h"
 #include "hlo/opcode.h"
@@ -42,5 +43,18 @@ std::optional<uint64_t> IntegerBinary(Opcode op, uint64_t a, uint64_t b, Element
 // exponent; a NaN stays NaN while a mantissa bit is left. f64 values are
 // reduced in f64's bits, narrower ones in f32's (where they are exact).
 double ReducePrecision(double v, ElementType t, int exponent_bits, int mantissa_bits);
+
+// The chlo functions of real arguments that reach the IR as custom calls
+// "chlo.NAME" (lgamma, digamma, erf_inv, erfc, erf, bessel_i1e, zeta,
+// polygamma, igamma, igamma_grad_a, random_gamma_grad,
+// regularized_incomplete_beta), in double: the function of NAME and how
+// many of its three arguments it reads, or {nullptr, 0}
+// (special_functions.cc).
+using ChloRealFunction = double (*)(double, double, double);
+struct ChloReal {
+  ChloRealFunction fn = nullptr;
+  size_t arity = 0;
+};
+ChloReal ChloRealOf(std::string_view name);
 
 }  // namespace anvil::hlo

@@ -116,7 +116,7 @@ TEST(ScalarOpsTest, IntegerOpsAgreeWithTheEvaluator) {
 }
 
 TEST(ScalarOpsTest, ComplexOpsAgreeWithTheEvaluator) {
-  for (const std::string& t : {"c64", "c128"}) {
+  for (const std::string t : {"c64", "c128"}) {
     SCOPED_TRACE(t);
     ExpectOpsAgree(Unary(t, {"negate", "exponential", "log", "sqrt", "tanh", "sine"}));
     ExpectOpsAgree(Binary(t, {"add", "subtract", "multiply", "divide"}));
@@ -133,7 +133,7 @@ TEST(ScalarOpsTest, ComparesSelectsClampsAndConvertsAgreeWithTheEvaluator) {
   body += "  f = f32[64] parameter(0)\n  h = bf16[64] parameter(1)\n  s = s4[64] parameter(2)\n"
           "  u = u64[64] parameter(3)\n  c = c64[64] parameter(4)\n  p = pred[64] parameter(5)\n"
           "  d = f64[64] parameter(6)\n  q = pred[] parameter(7)\n";
-  for (const std::string& dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+  for (const std::string dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
     add("pred[64] compare(f, f), direction=" + dir);
     add("pred[64] compare(h, h), direction=" + dir);
     add("pred[64] compare(s, s), direction=" + dir);
@@ -148,8 +148,8 @@ TEST(ScalarOpsTest, ComparesSelectsClampsAndConvertsAgreeWithTheEvaluator) {
   add("pred[64] is-finite(h)");
   add("c64[64] complex(f, f)");
   add("bf16[64] reduce-precision(h), exponent_bits=4, mantissa_bits=3");
-  for (const std::string& from : {"f", "h", "s", "u", "c", "p", "d"}) {
-    for (const std::string& to : {"f32", "bf16", "f16", "s4", "s8", "s64", "u8", "u64", "pred", "c64", "c128", "f64"}) {
+  for (const std::string from : {"f", "h", "s", "u", "c", "p", "d"}) {
+    for (const std::string to : {"f32", "bf16", "f16", "s4", "s8", "s64", "u8", "u64", "pred", "c64", "c128", "f64"}) {
       add(to + "[64] convert(" + from + ")");
     }
   }
