@@ -179,6 +179,10 @@ Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector
                                     Temp* temp, ConvLayoutBook* layouts);
 // triangular-solve of float and complex types (kernels_triangular_solve.cc).
 Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// custom-call "chlo.NAME" of a function of real arguments (lgamma, erf_inv,
+// igamma...) of f64, f32, bf16 and f16, as the evaluator computes it
+// (kernels_chlo.cc).
+Kernel ChloKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // cholesky of f32, f64, c64 and c128 through LAPACK's potrf (kernels_cholesky.cc).
 Kernel CholeskyKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 // fft of complex64, complex128, f32 and f64 (kernels_fft.cc); its complex signal in `temp`.
