@@ -1,14 +1,15 @@
 // Dots through oneDNN's sgemm, split across core's arena (SplitSgemm). f32 operands in the layouts sgemm takes
 // directly (batch dimensions first on both sides, one contracting dimension,
 // at most one free dimension per side, either order) go straight in. Every
-// other dot with an f32, bf16 or f16 result is packed first: each operand is
-// gathered (and widened to f32) into [batch][rows][depth] and
+// other dot with an f32, bf16, f16 or f8 result is packed first: each operand is
+// gathered (and widened to f32; f8 by a table) into [batch][rows][depth] and
 // [batch][depth][cols], multiplied, and the result rounded to its type, as
 // the reference evaluator computes such dots in f32.
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 
@@ -94,8 +95,8 @@ Packing MakePacking(const hlo::Shape& shape, const std::vector<int64_t>& order) 
   return p;
 }
 
-template <typename T>
-void PackRows(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end) {
+template <typename T, typename Widen>
+void PackRowsBy(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end, Widen widen) {
   const T* x = static_cast<const T*>(source);
   const size_t last = p.dims.size() - 1;
   const int64_t step = p.strides[last];
@@ -106,8 +107,32 @@ void PackRows(const void* source, float* packed, const Packing& p, int64_t begin
       rest /= p.dims[d];
     }
     float* out = packed + row * p.cols;
-    for (int64_t j = 0; j < p.cols; ++j) out[j] = ToFloat(x[offset + j * step]);
+    for (int64_t j = 0; j < p.cols; ++j) out[j] = widen(x[offset + j * step]);
   }
+}
+
+template <typename T>
+void PackRows(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end) {
+  PackRowsBy<T>(source, packed, p, begin, end, [](T v) { return ToFloat(v); });
+}
+
+// Whether `t` is an 8-bit float (the f8 family): exact in f32, decoded by
+// a table of its 256 patterns.
+bool IsByteFloat(ElementType t) {
+  const hlo::ElementTypeInfo& info = hlo::Info(t);
+  return info.float_format != nullptr && info.bit_width == 8 && info.byte_size == 1;
+}
+
+template <ElementType E>
+void PackByteFloats(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end) {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> values{};
+    for (uint32_t bits = 0; bits < 256; ++bits) {
+      values[bits] = static_cast<float>(hlo::DecodeFloat(*hlo::Info(E).float_format, bits));
+    }
+    return values;
+  }();
+  PackRowsBy<uint8_t>(source, packed, p, begin, end, [](uint8_t v) { return table[v]; });
 }
 
 using PackFn = void (*)(const void*, float*, const Packing&, int64_t, int64_t);
@@ -124,13 +149,22 @@ PackFn PackerFor(ElementType t) {
     case ElementType::kU16: return PackRows<uint16_t>;
     case ElementType::kS32: return PackRows<int32_t>;
     case ElementType::kU32: return PackRows<uint32_t>;
+    case ElementType::kF8E3M4: return PackByteFloats<ElementType::kF8E3M4>;
+    case ElementType::kF8E4M3: return PackByteFloats<ElementType::kF8E4M3>;
+    case ElementType::kF8E4M3FN: return PackByteFloats<ElementType::kF8E4M3FN>;
+    case ElementType::kF8E4M3FNUZ: return PackByteFloats<ElementType::kF8E4M3FNUZ>;
+    case ElementType::kF8E4M3B11FNUZ: return PackByteFloats<ElementType::kF8E4M3B11FNUZ>;
+    case ElementType::kF8E5M2: return PackByteFloats<ElementType::kF8E5M2>;
+    case ElementType::kF8E5M2FNUZ: return PackByteFloats<ElementType::kF8E5M2FNUZ>;
+    case ElementType::kF8E8M0FNU: return PackByteFloats<ElementType::kF8E8M0FNU>;
     default: return nullptr;
   }
 }
 
 Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   const ElementType t = i.shape.element_type();
-  if (t != ElementType::kF32 && t != ElementType::kBF16 && t != ElementType::kF16) return nullptr;
+  if (t != ElementType::kF32 && t != ElementType::kBF16 && t != ElementType::kF16 && !IsByteFloat(t)) return nullptr;
+  const hlo::FloatFormat* byte_format = IsByteFloat(t) ? hlo::Info(t).float_format : nullptr;
   const hlo::Shape& l = i.operands[0]->shape;
   const hlo::Shape& r = i.operands[1]->shape;
   const PackFn pack_lhs = PackerFor(l.element_type()), pack_rhs = PackerFor(r.element_type());
@@ -184,7 +218,11 @@ Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
     }
     if (t == ElementType::kF32) return;
     frame.parallel->For(batch * m * n, 1 << 15, [&](int64_t lo, int64_t hi) {
-      if (t == ElementType::kBF16) {
+      if (byte_format) {
+        // f8 results: the f32 sum rounded once, as the evaluator rounds it.
+        uint8_t* o = static_cast<uint8_t*>(frame.At(c));
+        for (int64_t e = lo; e < hi; ++e) o[e] = static_cast<uint8_t>(hlo::EncodeFloat(*byte_format, z[e]));
+      } else if (t == ElementType::kBF16) {
         Bf16* o = static_cast<Bf16*>(frame.At(c));
         for (int64_t e = lo; e < hi; ++e) o[e] = ToBf16(z[e]);
       } else {
