@@ -179,6 +179,10 @@ Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector
                                     Temp* temp, ConvLayoutBook* layouts);
 // triangular-solve of float and complex types (kernels_triangular_solve.cc).
 Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// bitcast-convert through pred, bit by bit, and get-dimension-size
+// (kernels_bits.cc).
+Kernel BitcastConvertKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel GetDimensionSizeKernel(const hlo::Instruction& i, const Slot& out);
 // custom-call "chlo.NAME" of a function of real arguments (lgamma, erf_inv,
 // igamma...) of f64, f32, bf16 and f16, as the evaluator computes it
 // (kernels_chlo.cc).

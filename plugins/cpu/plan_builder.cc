@@ -549,6 +549,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kTriangularSolve) kernel = TriangularSolveKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kCholesky) kernel = CholeskyKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kCustomCall) kernel = ChloKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kBitcastConvert) kernel = BitcastConvertKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kGetDimensionSize) kernel = GetDimensionSizeKernel(i, out);
       if (!kernel && i.opcode == Opcode::kFft) kernel = FftKernel(i, in, out, &temp);
       if (!kernel && i.opcode == Opcode::kRngGetAndUpdateState) kernel = RngStateKernel(i, out);
       if (!kernel && i.opcode == Opcode::kRng) kernel = RngKernel(i, in, out);
