@@ -1,6 +1,8 @@
 #include "plugins/cpu/serialized_executable.h"
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "hlo/binary_module.h"
 #include "plugins/common/byte_stream.h"
@@ -9,7 +11,11 @@ namespace anvil::cpu {
 namespace {
 
 constexpr std::string_view kMagic = "ANVKCPU1";
-const std::string kWhat = "serialised CPU executable";
+// Constant data, not a std::string: a global with a dynamic initialiser
+// is written when a client's dlopen runs it, and TSan (which cannot see
+// glibc's loader lock) reports that write as racing with another client's
+// read of it (CompileCacheTest.ClientsCompilingOneProgramAtOnceAllGetItRight).
+constexpr std::string_view kWhat = "serialised CPU executable";
 
 }  // namespace
 
@@ -23,21 +29,21 @@ std::string WriteExecutable(const hlo::Module& module, const ConvLayoutBook& lay
 hlo::StatusOr<SerializedExecutable> ReadExecutable(std::string_view bytes) {
   plugin::ByteReader r(bytes);
   if (!r.Skip(kMagic)) {
-    return hlo::InvalidArgument(kWhat + ": byte 0: not one of this version (expected " + std::string(kMagic) + ")");
+    return hlo::InvalidArgument(std::string(kWhat) + ": byte 0: not one of this version (expected " + std::string(kMagic) + ")");
   }
   uint64_t size = 0;
   const size_t module_at = kMagic.size() + sizeof size;
   if (!r.Get(&size) || size > bytes.size() - module_at) {
-    return hlo::InvalidArgument(kWhat + ": byte " + std::to_string(kMagic.size()) + ": truncated module");
+    return hlo::InvalidArgument(std::string(kWhat) + ": byte " + std::to_string(kMagic.size()) + ": truncated module");
   }
   SerializedExecutable exe;
   // Each part's errors count bytes from the part's start, which the name says.
   ANVIL_ASSIGN_OR_RETURN(exe.module, hlo::ReadBinaryModule(bytes.substr(module_at, size),
-                                                           kWhat + ", module at byte " + std::to_string(module_at)));
+                                                           std::string(kWhat) + ", module at byte " + std::to_string(module_at)));
   const size_t layouts_at = module_at + size;
   ANVIL_ASSIGN_OR_RETURN(exe.layouts,
                          ConvLayoutBook::Read(bytes.substr(layouts_at),
-                                              kWhat + ", convolution layouts at byte " + std::to_string(layouts_at)));
+                                              std::string(kWhat) + ", convolution layouts at byte " + std::to_string(layouts_at)));
   return exe;
 }
 
