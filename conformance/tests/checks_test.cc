@@ -41,6 +41,21 @@ TEST(CompareResults, TheFloorGrowsWithTheSquareRootOfTheLongestSum) {
   EXPECT_TRUE(CompareResults(F32({1.0f, 0.5f}), F32({1.0f, 0.5003f}), 1 << 20).ok());
 }
 
+TEST(CompareResults, NarrowFloatsAreHeldToTheirOwnUlpsNotToAFloorOfThem) {
+  hlo::Literal actual(hlo::Shape(hlo::ElementType::kBF16, {3})), expected(hlo::Shape(hlo::ElementType::kBF16, {3}));
+  for (int64_t k = 0; k < 3; ++k) {
+    actual.SetDouble(k, 4.0);
+    expected.SetDouble(k, 4.0);
+  }
+  // One bf16 ULP (2^-5 at 4) is a rounding of the same wide result: close.
+  actual.SetDouble(1, 4.03125);
+  EXPECT_TRUE(CompareResults(actual, expected).ok());
+  // 1.0 off at a scale of 4: 256 bf16 ULPs of the largest value (8.0)
+  // would let it through; the f32-based floor does not.
+  actual.SetDouble(1, 5.0);
+  EXPECT_FALSE(CompareResults(actual, expected).ok());
+}
+
 TEST(CompareResults, NamesTheElementThatIsTooFar) {
   // Element 0 is 100 ULP off but inside the absolute floor; element 2 is not.
   const hlo::Status s = CompareResults(F32({1e-6f, 1.0f, 0.25f}), F32({1.00001e-6f, 1.0f, 0.3f}));
