@@ -4,7 +4,8 @@
 // (hlo::ChloRealOf) applied, and the result rounded once as the evaluator
 // rounds it, so the kernel's bits are the evaluator's, without its
 // literals per step; chlo.next_after on the elements' bits, as the
-// evaluator steps them, and chlo.mulhi of 8- to 64-bit integers. Elements are split across the arena.
+// evaluator steps them, and chlo.mulhi of 8- to 64-bit integers. Elements
+// are split across the arena.
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +28,18 @@ using hlo::ElementType;
 
 // Series and continued fractions: hundreds of operations an element.
 constexpr int64_t kGrain = 1 << 10;
+
+// Whether the first `count` operands are arrays of the result's type and
+// dimensions, the evaluator reading operand k's element e for result
+// element e (and each has a slot).
+bool ReadsElementwise(const hlo::Instruction& i, const std::vector<Slot>& in, size_t count) {
+  if (i.operands.size() < count || in.size() < count) return false;
+  for (size_t k = 0; k < count; ++k) {
+    const hlo::Shape& s = i.operands[k]->shape;
+    if (!s.IsArray() || s.element_type() != i.shape.element_type() || s.dims() != i.shape.dims()) return false;
+  }
+  return true;
+}
 
 template <typename T, typename Widen, typename Narrow>
 Kernel ChloOf(hlo::ChloReal real, std::vector<Slot> in, Slot out, int64_t n, Widen widen, Narrow narrow) {
@@ -88,10 +101,7 @@ Kernel NextAfterOf(ElementType type, Slot x_slot, Slot y_slot, Slot out, int64_t
 
 Kernel NextAfterKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   const ElementType t = i.shape.element_type();
-  if (i.operands.size() != 2 || in.size() != 2) return nullptr;
-  for (const hlo::Instruction* o : i.operands) {
-    if (!o->shape.IsArray() || o->shape.element_type() != t || o->shape.dims() != i.shape.dims()) return nullptr;
-  }
+  if (i.operands.size() != 2 || !ReadsElementwise(i, in, 2)) return nullptr;
   const int64_t n = i.shape.ElementCount();
   switch (t) {
     case ElementType::kF64:
@@ -125,10 +135,7 @@ Kernel MulHiOf(Slot x_slot, Slot y_slot, Slot out, int64_t n) {
 
 Kernel MulHiKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   const ElementType t = i.shape.element_type();
-  if (i.operands.size() != 2 || in.size() != 2) return nullptr;
-  for (const hlo::Instruction* o : i.operands) {
-    if (!o->shape.IsArray() || o->shape.element_type() != t || o->shape.dims() != i.shape.dims()) return nullptr;
-  }
+  if (i.operands.size() != 2 || !ReadsElementwise(i, in, 2)) return nullptr;
   const int64_t n = i.shape.ElementCount();
   switch (t) {
     case ElementType::kS8: return MulHiOf<int8_t>(in[0], in[1], out, n);
@@ -151,14 +158,8 @@ Kernel ChloKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const 
   if (target == "chlo.next_after") return NextAfterKernel(i, in, out);
   if (target == "chlo.mulhi") return MulHiKernel(i, in, out);
   const hlo::ChloReal real = hlo::ChloRealOf(std::string_view(target).substr(5));
-  if (!real.fn || i.operands.size() < real.arity || in.size() < real.arity) return nullptr;
-  // Elementwise only: every operand read has the result's type and shape
-  // (the evaluator reads operand k's element e for result element e).
+  if (!real.fn || !ReadsElementwise(i, in, real.arity)) return nullptr;
   const ElementType t = i.shape.element_type();
-  for (size_t k = 0; k < real.arity; ++k) {
-    const hlo::Shape& s = i.operands[k]->shape;
-    if (!s.IsArray() || s.element_type() != t || s.dims() != i.shape.dims()) return nullptr;
-  }
   const int64_t n = i.shape.ElementCount();
   const std::vector<Slot> args(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(real.arity));
   switch (t) {

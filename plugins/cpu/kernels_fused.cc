@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <unordered_map>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_functions.h"
@@ -69,58 +68,69 @@ TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs) {
   return baseline::PairFunction(first, second, first_is_lhs);
 }
 
+// A map from a group's instructions to ints, as one sorted vector: groups
+// hold a handful to a few hundred members, and a training step plans
+// thousands of groups, so this costs one allocation where a hash map
+// costs one per entry. Entries are added first, then sorted once.
+class InstructionMap {
+ public:
+  void Add(const Instruction* i, int value) { entries_.emplace_back(i, value); }
+  void Sort() { std::sort(entries_.begin(), entries_.end()); }
+  // The value of `i` (the first added, if several were), or nullptr.
+  int* Find(const Instruction* i) {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(i, INT_MIN));
+    return it != entries_.end() && it->first == i ? &it->second : nullptr;
+  }
+  const int* Find(const Instruction* i) const { return const_cast<InstructionMap*>(this)->Find(i); }
+  // Folds entries of one instruction into the first, summing their values.
+  void SumDuplicates() {
+    size_t w = 0;
+    for (size_t r = 0; r < entries_.size(); ++r) {
+      if (w > 0 && entries_[w - 1].first == entries_[r].first) {
+        entries_[w - 1].second += entries_[r].second;
+      } else {
+        entries_[w++] = entries_[r];
+      }
+    }
+    entries_.resize(w);
+  }
+
+ private:
+  std::vector<std::pair<const Instruction*, int>> entries_;
+};
+
+// How many times the group's members read each value.
+InstructionMap CountReads(const std::vector<const Instruction*>& members) {
+  InstructionMap reads;
+  for (const Instruction* m : members) {
+    for (const Instruction* o : m->operands) reads.Add(o, 1);
+  }
+  reads.Sort();
+  reads.SumDuplicates();
+  return reads;
+}
+
 // Registers by linear scan: a member's register is free once its last
 // reader in the group has read it, then the next member takes the lowest
 // free one. The result may overwrite an operand of its own element size
 // (each tile function reads element k before writing element k), but not
 // one of another size: a select's f32 results would overwrite the pred
 // bytes of elements it has not read yet.
-//
-// Groups hold a handful to a few hundred members, and a training step plans
-// thousands of groups, so lookups go through sorted flat vectors rather
-// than hash maps (which cost an allocation per entry).
 struct Allocation {
-  // (member, register) for every member but the root, sorted by pointer.
-  std::vector<std::pair<const Instruction*, int>> register_of;
+  InstructionMap register_of;  // every member but the root
   int peak = 0;
   // The register of `i`, or -1 when it is no member with one.
   int RegisterOf(const Instruction* i) const {
-    auto it = std::lower_bound(register_of.begin(), register_of.end(), std::make_pair(i, INT_MIN));
-    return it != register_of.end() && it->first == i ? it->second : -1;
+    const int* r = register_of.Find(i);
+    return r ? *r : -1;
   }
 };
 Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   Allocation a;
-  // Reads of each operand by the group: (operand, reads left), sorted.
-  std::vector<std::pair<const Instruction*, int>> reads_left;
-  for (const Instruction* m : members) {
-    for (const Instruction* o : m->operands) reads_left.emplace_back(o, 0);
-  }
-  std::sort(reads_left.begin(), reads_left.end());
-  {
-    size_t w = 0;
-    for (size_t r = 0; r < reads_left.size(); ++r) {
-      if (w > 0 && reads_left[w - 1].first == reads_left[r].first) {
-        ++reads_left[w - 1].second;
-      } else {
-        reads_left[w++] = {reads_left[r].first, 1};
-      }
-    }
-    reads_left.resize(w);
-  }
-  auto reads_of = [&](const Instruction* o) -> int& {
-    return std::lower_bound(reads_left.begin(), reads_left.end(), std::make_pair(o, INT_MIN))->second;
-  };
-  // Registers by member index, found through the members sorted by pointer.
-  std::vector<std::pair<const Instruction*, int>> member_index;
-  member_index.reserve(members.size());
-  for (size_t k = 0; k < members.size(); ++k) member_index.emplace_back(members[k], static_cast<int>(k));
-  std::sort(member_index.begin(), member_index.end());
-  std::vector<int> register_of_member(members.size(), -1);
-  auto register_of = [&](const Instruction* o) {
-    auto it = std::lower_bound(member_index.begin(), member_index.end(), std::make_pair(o, INT_MIN));
-    return it != member_index.end() && it->first == o ? register_of_member[it->second] : -1;
-  };
+  InstructionMap reads_left = CountReads(members);
+  // Every member but the root gets a register, set as the scan reaches it.
+  for (size_t k = 0; k + 1 < members.size(); ++k) a.register_of.Add(members[k], -1);
+  a.register_of.Sort();
   std::vector<bool> busy(members.size(), false);
   std::vector<int> free_after;
   auto size = [](const Instruction* i) { return hlo::Info(i->shape.element_type()).byte_size; };
@@ -128,8 +138,8 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
     const Instruction* m = members[k];
     free_after.clear();
     for (const Instruction* o : m->operands) {
-      const int r = register_of(o);
-      if (r < 0 || --reads_of(o) != 0) continue;
+      const int r = a.RegisterOf(o);
+      if (r < 0 || --*reads_left.Find(o) != 0) continue;
       if (size(o) == size(m)) {
         busy[r] = false;
       } else {
@@ -140,13 +150,11 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
       int r = 0;
       while (busy[r]) ++r;
       busy[r] = true;
-      register_of_member[k] = r;
-      a.register_of.emplace_back(m, r);
+      *a.register_of.Find(m) = r;
       a.peak = std::max(a.peak, r + 1);
     }
     for (int r : free_after) busy[r] = false;
   }
-  std::sort(a.register_of.begin(), a.register_of.end());
   return a;
 }
 
@@ -175,16 +183,18 @@ bool Pairable(const FusedOp& op) {
   return VisitPairableBinary(m->opcode, [](auto) {});
 }
 
+bool ReadOnce(const InstructionMap& reads, const Instruction* i) {
+  const int* n = reads.Find(i);
+  return n && *n == 1;
+}
+
 // Each op whose result only the next computing op reads, when both are
 // pairable, becomes one pass with it (PairTile): a tile pass saved per
 // pair, a large part of the time of cheap ops such as add and multiply.
 // Broadcasts in between (a constant splatted for the second op, say) go
 // first, unless one would overwrite the first op's operands.
 std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<const Instruction*>& members) {
-  std::unordered_map<const Instruction*, int> reads;
-  for (const Instruction* m : members) {
-    for (const Instruction* o : m->operands) ++reads[o];
-  }
+  const InstructionMap reads = CountReads(members);
   std::vector<FusedOp> paired;
   for (size_t k = 0; k < ops.size(); ++k) {
     const FusedOp& first = ops[k];
@@ -194,7 +204,7 @@ std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<
       clear = clear && ops[next].out >= 0 && ops[next].out != first.a && ops[next].out != first.b;
     }
     if (clear && next < ops.size() && first.out >= 0 && Pairable(first) && Pairable(ops[next]) &&
-        reads[first.member] == 1) {
+        ReadOnce(reads, first.member)) {
       const FusedOp& second = ops[next];
       const auto& uses = second.member->operands;
       if ((uses[0] == first.member) != (uses[1] == first.member)) {
