@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <boost/dll/runtime_symbol_info.hpp>
+#include <oneapi/tbb/info.h>
 
 #include "core/abi_util.h"
 #include "core/runtime.h"
@@ -214,7 +215,9 @@ anvil_status* anvil_client_create(const anvil_client_options* options, anvil_cli
     if (options) ANVIL_CHECK_ARGS("anvil_client_create", options, ANVIL_STRUCT_SIZE(anvil_client_options, num_threads));
     auto client = std::make_unique<anvil_client>();
     // More threads than cores buys nothing (and oneTBB would warn).
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // The CPUs this process may run on (its affinity mask: taskset, a
+    // container's cpuset), not the machine's.
+    const int cores = std::max(1, oneapi::tbb::info::default_concurrency());
     int threads = cores;
     if (options && options->num_threads > 0) threads = std::min<int>(options->num_threads, cores);
     // Every task is enqueued and no application thread ever joins the arena
@@ -289,11 +292,14 @@ anvil_status* anvil_client_destroy(anvil_client* client) {
     client->targets.clear();
     client->plugins.clear();
     client->arena.reset();
-    client->workers.reset();
     // Waits for oneTBB's workers to end when this was its last user; with
     // another client (or any oneTBB user) alive it returns false at once and
-    // the workers stay for them.
+    // the workers stay for them. Before the worker limit is released: with
+    // the limit back at oneTBB's default while a worker it allowed still
+    // lived, oneTBB 2021.8's finalize waited for ever on a process pinned to
+    // one CPU (`taskset -c 0 anvil run ...` hung at exit).
     (void)oneapi::tbb::finalize(client->scheduler, std::nothrow);
+    client->workers.reset();
     delete client;
     return nullptr;
   });

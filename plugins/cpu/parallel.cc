@@ -1,5 +1,7 @@
 #include "plugins/cpu/parallel.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -33,9 +35,14 @@ struct Job {
 }  // namespace
 
 int64_t Parallel::Threads() {
-  // Asked once: glibc reads /sys/devices/system/cpu/online on every call,
-  // which cost tiny programs a system call per loop.
-  static const int64_t threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  // Asked once: the answer is a system call, which cost tiny programs one
+  // per loop. The CPUs this process may run on (its affinity mask, as core
+  // sizes its host threads by), not the machine's.
+  static const int64_t threads = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max<int64_t>(1, CPU_COUNT(&set));
+    return std::max<int64_t>(1, std::thread::hardware_concurrency());
+  }();
   return threads;
 }
 
