@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
-#include <thread>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <oneapi/tbb/info.h>
