@@ -1,6 +1,7 @@
 // Reductions whose body is one commutative binary op (add, multiply, max,
 // min, and, or; reducers.h) on one input: the body is recognised at compile
 // time and becomes a typed accumulation loop.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -16,44 +17,124 @@ namespace {
 using hlo::ElementType;
 using hlo::Opcode;
 
+// The reduced positions of one output, in the order the evaluator combines
+// them: an odometer over the reduced dimensions (the last moving fastest),
+// giving each position's element offset from the output's base.
+class ReducedWalk {
+ public:
+  ReducedWalk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides)
+      : dims_(dims), strides_(strides), index_(dims.size(), 0) {}
+  int64_t offset() const { return offset_; }
+  void Next() {
+    for (size_t d = dims_.size(); d-- > 0;) {
+      offset_ += strides_[d];
+      if (++index_[d] < dims_[d]) return;
+      offset_ -= index_[d] * strides_[d];
+      index_[d] = 0;
+    }
+  }
+
+ private:
+  const std::vector<int64_t>& dims_;
+  const std::vector<int64_t>& strides_;
+  std::vector<int64_t> index_;
+  int64_t offset_ = 0;
+};
+
+// Each output combines its inputs in the evaluator's order, one after
+// another, so no output's bits depend on how outputs are grouped. Outputs
+// are grouped for speed: a chain of dependent adds runs at one add per
+// add latency, so several outputs advance side by side.
+//  - When the last kept dimension is the input's innermost (a column sum),
+//    a block of consecutive outputs reads consecutive elements at each
+//    reduced position: the block's loop is a vector loop, and each row of
+//    the input is read once, in order.
+//  - Otherwise (the innermost dimension is reduced: a row sum), kRowGroup
+//    outputs advance together, each its own chain.
+//  - Where the order cannot change the result (`order_free`: max, min,
+//    and, or, integer add and multiply, which wrap) and the innermost
+//    dimension alone is reduced, each row is combined in kLanes lanes of
+//    consecutive elements, folded at the end: a vector loop.
 // Acc: the accumulator's type (double for f32 sums, see ReduceOf).
 template <typename T, typename Acc = T, typename Combine>
 Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
-              std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine) {
+              std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine,
+              bool order_free = false) {
+  constexpr int64_t kColumnBlock = 256, kRowGroup = 8, kLanes = 32;
+  int64_t outputs = 1, inner = 1;
+  for (int64_t d : kept_dims) outputs *= d;
+  for (int64_t d : reduced_dims) inner *= d;
+  const bool columns = !kept_dims.empty() && kept_strides.back() == 1 && kept_dims.back() > 1;
+  const bool lanes = order_free && !columns && reduced_dims.size() == 1 && reduced_strides[0] == 1 && inner >= 2 * kLanes;
+  // Outputs in units of work: column blocks along the last kept dimension,
+  // or row groups.
+  const int64_t last = kept_dims.empty() ? 1 : kept_dims.back();
+  const int64_t blocks_per_row = columns ? (last + kColumnBlock - 1) / kColumnBlock : 0;
+  const int64_t units = columns ? outputs / last * blocks_per_row : (outputs + kRowGroup - 1) / kRowGroup;
+  const int64_t unit_outputs = columns ? std::min(last, kColumnBlock) : kRowGroup;
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, inner * unit_outputs));
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
-    int64_t outputs = 1, inner = 1;
-    for (int64_t d : kept_dims) outputs *= d;
-    for (int64_t d : reduced_dims) inner *= d;
-    const int kept = static_cast<int>(kept_dims.size()), reduced = static_cast<int>(reduced_dims.size());
-    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner));
-    frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
-      std::vector<int64_t> index(static_cast<size_t>(kept)), r(static_cast<size_t>(reduced));
-      for (int64_t o = lo; o < hi; ++o) {
-        int64_t rest = o, base = 0;
-        for (int d = kept - 1; d >= 0; --d) {
-          base += (rest % kept_dims[d]) * kept_strides[d];
-          rest /= kept_dims[d];
-        }
-        Acc acc = start;
-        if (reduced == 1) {
-          const int64_t stride = reduced_strides[0];
-          for (int64_t k = 0; k < inner; ++k) acc = combine(acc, x[base + k * stride]);
+    const int kept = static_cast<int>(kept_dims.size());
+    // The input offset of output o's first reduced position.
+    auto base_of = [&](int64_t o) {
+      int64_t base = 0;
+      for (int d = kept - 1; d >= 0; --d) {
+        base += (o % kept_dims[d]) * kept_strides[d];
+        o /= kept_dims[d];
+      }
+      return base;
+    };
+    frame.parallel->For(units, grain, [&](int64_t lo, int64_t hi) {
+      Acc acc[kColumnBlock > kRowGroup ? kColumnBlock : kRowGroup];
+      int64_t bases[kRowGroup];
+      for (int64_t u = lo; u < hi; ++u) {
+        if (columns) {
+          const int64_t first = u / blocks_per_row * last + u % blocks_per_row * kColumnBlock;
+          const int64_t count = std::min(kColumnBlock, last - u % blocks_per_row * kColumnBlock);
+          const T* row = x + base_of(first);
+          std::fill(acc, acc + count, Acc(start));
+          ReducedWalk walk(reduced_dims, reduced_strides);
+          for (int64_t k = 0; k < inner; ++k, walk.Next()) {
+            const T* p = row + walk.offset();
+            for (int64_t j = 0; j < count; ++j) acc[j] = combine(acc[j], p[j]);
+          }
+          for (int64_t j = 0; j < count; ++j) y[first + j] = static_cast<T>(acc[j]);
+        } else if (lanes) {
+          for (int64_t o = u * kRowGroup; o < std::min(outputs, (u + 1) * kRowGroup); ++o) {
+            const T* row = x + base_of(o);
+            // Each element and the initial value combined once (an integer
+            // sum's initial value must not be added once per lane).
+            for (int64_t j = 0; j < kLanes; ++j) acc[j] = row[j];
+            int64_t k = kLanes;
+            for (; k + kLanes <= inner; k += kLanes) {
+              for (int64_t j = 0; j < kLanes; ++j) acc[j] = combine(acc[j], row[k + j]);
+            }
+            Acc total = start;
+            for (int64_t j = 0; j < kLanes; ++j) total = combine(total, acc[j]);
+            for (; k < inner; ++k) total = combine(total, row[k]);
+            y[o] = static_cast<T>(total);
+          }
         } else {
-          std::fill(r.begin(), r.end(), 0);
-          for (int64_t k = 0; k < inner; ++k) {
-            int64_t at = base;
-            for (int d = 0; d < reduced; ++d) at += r[d] * reduced_strides[d];
-            acc = combine(acc, x[at]);
-            for (int d = reduced - 1; d >= 0; --d) {
-              if (++r[d] < reduced_dims[d]) break;
-              r[d] = 0;
+          const int64_t first = u * kRowGroup, count = std::min(kRowGroup, outputs - first);
+          for (int64_t j = 0; j < count; ++j) bases[j] = base_of(first + j);
+          std::fill(acc, acc + count, Acc(start));
+          ReducedWalk walk(reduced_dims, reduced_strides);
+          if (count == kRowGroup) {
+            for (int64_t k = 0; k < inner; ++k, walk.Next()) {
+              const int64_t at = walk.offset();
+              for (int64_t j = 0; j < kRowGroup; ++j) acc[j] = combine(acc[j], x[bases[j] + at]);
+            }
+          } else {
+            for (int64_t k = 0; k < inner; ++k, walk.Next()) {
+              const int64_t at = walk.offset();
+              for (int64_t j = 0; j < count; ++j) acc[j] = combine(acc[j], x[bases[j] + at]);
             }
           }
+          for (int64_t j = 0; j < count; ++j) y[first + j] = static_cast<T>(acc[j]);
         }
-        y[o] = static_cast<T>(acc);
       }
     });
   };
@@ -70,8 +151,11 @@ Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd
       return Reduce<T, double>(in, init, out, kd, ks, rd, rs, [](double a, double b) { return a + b; });
     }
   }
+  // Float sums and products round at every step, so their order is the
+  // evaluator's; every other reducer gives the same bits in any order.
+  const bool order_free = !((op == Opcode::kAdd || op == Opcode::kMultiply) && std::is_floating_point_v<T>);
   Kernel kernel;
-  reducer::Visit<T>(op, [&](auto combine) { kernel = Reduce<T>(in, init, out, kd, ks, rd, rs, combine); });
+  reducer::Visit<T>(op, [&](auto combine) { kernel = Reduce<T>(in, init, out, kd, ks, rd, rs, combine, order_free); });
   return kernel;
 }
 
