@@ -5,6 +5,7 @@
 // reads its index vector, clamps each start so the slice lies inside the
 // operand, and copies the element's bytes. Outputs split across threads.
 #include <algorithm>
+#include <cstring>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/index_values.h"
@@ -93,16 +94,26 @@ std::optional<GatherLayout> Layout(const hlo::Instruction& i) {
 
 template <typename T>
 Kernel GatherOf(std::shared_ptr<const GatherLayout> l, Slot operand, Slot indices, Slot out) {
+  // When the output's innermost dimension is an offset dimension moving
+  // the operand's innermost dimension (an embedding lookup's rows), its
+  // elements are consecutive in the operand too: the index arithmetic is
+  // done once per run of them and the run is one copy.
+  const size_t out_rank = l->out_dims.size(), rank = l->operand_dims.size();
+  const int64_t run = out_rank > 0 && rank > 0 && l->offset_to[out_rank - 1] == static_cast<int64_t>(rank - 1)
+                          ? l->out_dims[out_rank - 1]
+                          : 1;
+  int64_t count = 1;
+  for (int64_t d : l->out_dims) count *= d;
+  const int64_t runs = run > 0 ? count / run : 0;
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(operand));
     const void* idx = frame.At(indices);
     T* y = static_cast<T*>(frame.At(out));
-    const size_t out_rank = l->out_dims.size(), rank = l->operand_dims.size();
-    int64_t count = 1;
-    for (int64_t d : l->out_dims) count *= d;
-    frame.parallel->For(count, 1 << 12, [&](int64_t lo, int64_t hi) {
+    frame.parallel->For(runs, std::max<int64_t>(1, (1 << 12) / std::max<int64_t>(1, run)), [&](int64_t lo, int64_t hi) {
+      // index: the output index of the run's first element (its innermost
+      // component stays 0 when runs are longer than one element).
       std::vector<int64_t> index(out_rank), start(rank), batch;
-      int64_t rest = lo;
+      int64_t rest = lo * run;
       for (size_t d = out_rank; d-- > 0;) {
         index[d] = rest % l->out_dims[d];
         rest /= l->out_dims[d];
@@ -129,8 +140,14 @@ Kernel GatherOf(std::shared_ptr<const GatherLayout> l, Slot operand, Slot indice
           if (l->offset_to[d] >= 0) start[static_cast<size_t>(l->offset_to[d])] += index[d];
         }
         for (size_t d = 0; d < rank; ++d) at += start[d] * l->operand_strides[d];
-        y[k] = x[at];
-        for (size_t d = out_rank; d-- > 0;) {
+        if (run == 1) {
+          y[k] = x[at];
+        } else {
+          std::memcpy(y + k * run, x + at, static_cast<size_t>(run) * sizeof(T));
+        }
+        // The next run: the innermost dimension is the run's when runs are
+        // longer than one element, so the odometer starts one above it.
+        for (size_t d = run == 1 ? out_rank : out_rank - 1; d-- > 0;) {
           if (++index[d] < l->out_dims[d]) break;
           index[d] = 0;
         }
