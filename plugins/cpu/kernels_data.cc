@@ -24,6 +24,54 @@ struct StridedCopy {
   int64_t src_base = 0, dst_base = 0;
 };
 
+// A copy that reads its source across rows (a transpose: the source's
+// unit-stride dimension `across` is not the innermost one) done row by row
+// would touch a new cache line with every element it reads. It runs in
+// square tiles instead: kTile rows of the output at a time, each tile's
+// kTile source lines read while they are in cache.
+template <typename T>
+void RunTiledCopy(const StridedCopy& c, int across, const T* src, T* dst, const Parallel& parallel) {
+  constexpr int64_t kTile = 32;
+  const int rank = static_cast<int>(c.dims.size());
+  const int64_t inner = c.dims[rank - 1], tall = c.dims[across];
+  const int64_t s_in = c.src_strides[rank - 1], d_in = c.dst_strides[rank - 1];
+  const int64_t s_across = c.src_strides[across], d_across = c.dst_strides[across];
+  // The other dimensions (neither `across` nor the innermost) index the
+  // planes a tile lies in.
+  std::vector<int> outer;
+  int64_t planes = 1;
+  for (int d = 0; d < rank - 1; ++d) {
+    if (d != across) {
+      outer.push_back(d);
+      planes *= c.dims[d];
+    }
+  }
+  const int64_t bands = (tall + kTile - 1) / kTile;
+  if (planes == 0 || tall == 0 || inner == 0) return;
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / (kTile * inner));
+  parallel.For(planes * bands, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t unit = lo; unit < hi; ++unit) {
+      int64_t plane = unit / bands, s = c.src_base, t = c.dst_base;
+      for (size_t k = outer.size(); k-- > 0;) {
+        const int d = outer[k];
+        const int64_t i = plane % c.dims[d];
+        plane /= c.dims[d];
+        s += i * c.src_strides[d];
+        t += i * c.dst_strides[d];
+      }
+      const int64_t r0 = unit % bands * kTile, r1 = std::min(tall, r0 + kTile);
+      for (int64_t k0 = 0; k0 < inner; k0 += kTile) {
+        const int64_t k1 = std::min(inner, k0 + kTile);
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* from = src + s + r * s_across;
+          T* to = dst + t + r * d_across;
+          for (int64_t k = k0; k < k1; ++k) to[k * d_in] = from[k * s_in];
+        }
+      }
+    }
+  });
+}
+
 template <typename T>
 void RunCopy(const StridedCopy& c, const T* src, T* dst, const Parallel& parallel) {
   const int rank = static_cast<int>(c.dims.size());
@@ -36,6 +84,11 @@ void RunCopy(const StridedCopy& c, const T* src, T* dst, const Parallel& paralle
   int64_t rows = 1;
   for (int d = 0; d < rank - 1; ++d) rows *= c.dims[d];
   if (inner == 0 || rows == 0) return;
+  if (s_in != 1 && s_in != 0 && inner >= 8) {
+    for (int d = 0; d < rank - 1; ++d) {
+      if (c.src_strides[d] == 1 && c.dims[d] >= 8) return RunTiledCopy(c, d, src, dst, parallel);
+    }
+  }
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / inner);
   parallel.For(rows, grain, [&](int64_t lo, int64_t hi) {
     std::vector<int64_t> index(static_cast<size_t>(rank - 1));
