@@ -530,7 +530,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (i.opcode == Opcode::kSort) kernel = SortKernel(i, ins, outs);
       if (i.opcode == Opcode::kTopK) kernel = TopKKernel(i, ins, outs);
       if (variadic_reduce) {
-        kernel = i.opcode == Opcode::kReduce ? ScalarReduceKernel(i, ins, outs) : ScalarReduceWindowKernel(i, ins, outs);
+        if (i.opcode == Opcode::kReduce) kernel = LaneReduceKernel(i, ins, outs);
+        if (!kernel) {
+          kernel = i.opcode == Opcode::kReduce ? ScalarReduceKernel(i, ins, outs) : ScalarReduceWindowKernel(i, ins, outs);
+        }
       }
     }
     Temp temp{temp_region, 0};
@@ -544,6 +547,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
       if (!kernel && i.opcode == Opcode::kClamp) kernel = ClampKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ReduceKernel(i, in, out);
+      if (!kernel && i.opcode == Opcode::kReduce) kernel = LaneReduceKernel(i, in, {out});
       if (!kernel && i.opcode == Opcode::kReduce) kernel = ScalarReduceKernel(i, in, {out});
       if (!kernel && i.opcode == Opcode::kMap) kernel = MapKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kTriangularSolve) kernel = TriangularSolveKernel(i, in, out);

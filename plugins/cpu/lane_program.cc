@@ -1,0 +1,208 @@
+#include "plugins/cpu/lane_program.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+
+#include "hlo/attributes.h"
+#include "hlo/scalar_ops.h"
+#include "plugins/cpu/reducers.h"
+
+namespace anvil::cpu {
+namespace {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+
+bool IsLaneType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kS32 || t == ElementType::kPred; }
+
+bool IsLaneScalar(const hlo::Shape& s) { return s.IsArray() && s.dims().empty() && IsLaneType(s.element_type()); }
+
+template <typename T>
+T* Lanes(LaneProgram::Register& r) {
+  return reinterpret_cast<T*>(r.bytes);
+}
+
+template <typename T, typename F>
+void Binary(std::vector<LaneProgram::Register>& r, int out, int a, int b, int lanes, F f) {
+  const T* x = Lanes<T>(r[a]);
+  const T* y = Lanes<T>(r[b]);
+  T* z = Lanes<T>(r[out]);
+  for (int j = 0; j < lanes; ++j) z[j] = f(x[j], y[j]);
+}
+
+// compare's answer from the ordering, as hlo::CompareDirectionMask gives it.
+template <typename T>
+void Compare(std::vector<LaneProgram::Register>& r, int out, int a, int b, int lanes, unsigned mask) {
+  const T* x = Lanes<T>(r[a]);
+  const T* y = Lanes<T>(r[b]);
+  uint8_t* z = Lanes<uint8_t>(r[out]);
+  const bool less = mask & 1u, equal = mask & 2u, greater = mask & 4u, unordered = mask & 8u;
+  for (int j = 0; j < lanes; ++j) {
+    const T p = x[j], q = y[j];
+    z[j] = p < q ? less : (p > q ? greater : (p == q ? equal : unordered));
+  }
+}
+
+template <typename T>
+void Select(std::vector<LaneProgram::Register>& r, int out, int pred, int a, int b, int lanes) {
+  const uint8_t* p = Lanes<uint8_t>(r[pred]);
+  const T* x = Lanes<T>(r[a]);
+  const T* y = Lanes<T>(r[b]);
+  T* z = Lanes<T>(r[out]);
+  for (int j = 0; j < lanes; ++j) z[j] = p[j] ? x[j] : y[j];
+}
+
+}  // namespace
+
+std::optional<LaneProgram> LaneProgram::Compile(const hlo::Computation& computation) {
+  LaneProgram p;
+  if (!computation.root) return std::nullopt;
+  std::unordered_map<const Instruction*, int> register_of;
+  auto add_register = [&](const Instruction& i) {
+    register_of[&i] = static_cast<int>(p.types_.size());
+    p.types_.push_back(i.shape.element_type());
+    p.initial_.emplace_back();
+    return register_of[&i];
+  };
+  p.parameter_count_ = static_cast<int>(computation.parameters.size());
+  for (const Instruction* param : computation.parameters) {
+    if (!param || !IsLaneScalar(param->shape)) return std::nullopt;
+    add_register(*param);
+  }
+  for (const auto& owned : computation.instructions) {
+    const Instruction& i = *owned;
+    if (i.opcode == Opcode::kParameter) continue;
+    if (&i == computation.root && i.opcode == Opcode::kTuple) continue;
+    if (!IsLaneScalar(i.shape)) return std::nullopt;
+    const ElementType type = i.shape.element_type();
+    std::vector<int> in;
+    for (const Instruction* o : i.operands) {
+      auto found = register_of.find(o);
+      if (found == register_of.end()) return std::nullopt;
+      in.push_back(found->second);
+    }
+    if (i.opcode == Opcode::kConstant) {
+      if (!i.literal || i.literal->elided() || i.literal->element_count() != 1) return std::nullopt;
+      Register& r = p.initial_[add_register(i)];
+      const size_t bytes = type == ElementType::kPred ? 1 : 4;
+      for (int j = 0; j < kLanes; ++j) std::memcpy(r.bytes + j * bytes, i.literal->data().data(), bytes);
+      if (type == ElementType::kPred) {
+        for (int j = 0; j < kLanes; ++j) r.bytes[j] = r.bytes[j] != 0;
+      }
+      continue;
+    }
+    Step step{};
+    const ElementType operand = i.operands.empty() ? type : i.operands[0]->shape.element_type();
+    for (const Instruction* o : i.operands) {
+      // Mixed operand types appear only in select (a pred and two values).
+      if (i.opcode != Opcode::kSelect && o->shape.element_type() != operand) return std::nullopt;
+    }
+    const bool f32 = operand == ElementType::kF32, s32 = operand == ElementType::kS32;
+    const bool pred = operand == ElementType::kPred;
+    switch (i.opcode) {
+      case Opcode::kCompare: {
+        if (in.size() != 2 || !(f32 || s32)) return std::nullopt;
+        const hlo::Attribute* order = i.FindAttribute("type");
+        if (order && order->value != "FLOAT" && order->value != "SIGNED") return std::nullopt;
+        const hlo::Attribute* direction = i.FindAttribute("direction");
+        auto mask = hlo::CompareDirectionMask(direction ? direction->value : "");
+        if (!mask.ok()) return std::nullopt;
+        step.op = f32 ? Op::kCompareF32 : Op::kCompareS32;
+        step.mask = *mask;
+        break;
+      }
+      case Opcode::kSelect:
+        if (in.size() != 3 || !pred || i.operands[1]->shape.element_type() != type ||
+            i.operands[2]->shape.element_type() != type) {
+          return std::nullopt;
+        }
+        step.op = type == ElementType::kPred ? Op::kSelect1 : Op::kSelect4;
+        break;
+      case Opcode::kAnd:
+      case Opcode::kOr:
+      case Opcode::kXor:
+        if (in.size() != 2 || !pred) return std::nullopt;
+        step.op = i.opcode == Opcode::kAnd ? Op::kAnd : (i.opcode == Opcode::kOr ? Op::kOr : Op::kXor);
+        break;
+      case Opcode::kNot:
+        if (in.size() != 1 || !pred) return std::nullopt;
+        step.op = Op::kNot;
+        break;
+      case Opcode::kAdd:
+      case Opcode::kSubtract:
+      case Opcode::kMultiply:
+      case Opcode::kMaximum:
+      case Opcode::kMinimum: {
+        if (in.size() != 2 || !(f32 || s32) || type != operand) return std::nullopt;
+        static constexpr Op kF32[] = {Op::kAddF32, Op::kSubtractF32, Op::kMultiplyF32, Op::kMaximumF32,
+                                      Op::kMinimumF32};
+        static constexpr Op kS32[] = {Op::kAddS32, Op::kSubtractS32, Op::kMultiplyS32, Op::kMaximumS32,
+                                      Op::kMinimumS32};
+        const int k = i.opcode == Opcode::kAdd        ? 0
+                      : i.opcode == Opcode::kSubtract ? 1
+                      : i.opcode == Opcode::kMultiply ? 2
+                      : i.opcode == Opcode::kMaximum  ? 3
+                                                      : 4;
+        step.op = f32 ? kF32[k] : kS32[k];
+        break;
+      }
+      default:
+        return std::nullopt;
+    }
+    step.a = in.size() > 0 ? in[0] : 0;
+    step.b = in.size() > 1 ? in[1] : 0;
+    step.c = in.size() > 2 ? in[2] : 0;
+    step.result = add_register(i);
+    p.steps_.push_back(step);
+  }
+  const Instruction* root = computation.root;
+  std::vector<const Instruction*> leaves;
+  if (root->opcode == Opcode::kTuple) {
+    leaves.assign(root->operands.begin(), root->operands.end());
+  } else {
+    leaves.push_back(root);
+  }
+  for (const Instruction* leaf : leaves) {
+    auto found = register_of.find(leaf);
+    if (found == register_of.end() || !IsLaneScalar(leaf->shape)) return std::nullopt;
+    p.results_.push_back(found->second);
+  }
+  return p;
+}
+
+void LaneProgram::Run(std::vector<Register>& r, int lanes) const {
+  // s32 arithmetic in uint32_t, where overflow wraps as the evaluator's does.
+  auto s32 = [](auto f) { return [f](int32_t a, int32_t b) { return static_cast<int32_t>(f(uint32_t(a), uint32_t(b))); }; };
+  for (const Step& s : steps_) {
+    switch (s.op) {
+      case Op::kCompareF32: Compare<float>(r, s.result, s.a, s.b, lanes, s.mask); break;
+      case Op::kCompareS32: Compare<int32_t>(r, s.result, s.a, s.b, lanes, s.mask); break;
+      case Op::kSelect4: Select<uint32_t>(r, s.result, s.a, s.b, s.c, lanes); break;
+      case Op::kSelect1: Select<uint8_t>(r, s.result, s.a, s.b, s.c, lanes); break;
+      case Op::kAnd: Binary<uint8_t>(r, s.result, s.a, s.b, lanes, [](uint8_t a, uint8_t b) { return uint8_t(a & b); }); break;
+      case Op::kOr: Binary<uint8_t>(r, s.result, s.a, s.b, lanes, [](uint8_t a, uint8_t b) { return uint8_t(a | b); }); break;
+      case Op::kXor: Binary<uint8_t>(r, s.result, s.a, s.b, lanes, [](uint8_t a, uint8_t b) { return uint8_t(a ^ b); }); break;
+      case Op::kNot: {
+        const uint8_t* x = Lanes<uint8_t>(r[s.a]);
+        uint8_t* z = Lanes<uint8_t>(r[s.result]);
+        for (int j = 0; j < lanes; ++j) z[j] = x[j] ^ 1u;
+        break;
+      }
+      case Op::kAddF32: Binary<float>(r, s.result, s.a, s.b, lanes, [](float a, float b) { return a + b; }); break;
+      case Op::kSubtractF32: Binary<float>(r, s.result, s.a, s.b, lanes, [](float a, float b) { return a - b; }); break;
+      case Op::kMultiplyF32: Binary<float>(r, s.result, s.a, s.b, lanes, [](float a, float b) { return a * b; }); break;
+      case Op::kMaximumF32: Binary<float>(r, s.result, s.a, s.b, lanes, reducer::Maximum<float>{}); break;
+      case Op::kMinimumF32: Binary<float>(r, s.result, s.a, s.b, lanes, reducer::Minimum<float>{}); break;
+      case Op::kAddS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, s32([](uint32_t a, uint32_t b) { return a + b; })); break;
+      case Op::kSubtractS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, s32([](uint32_t a, uint32_t b) { return a - b; })); break;
+      case Op::kMultiplyS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, s32([](uint32_t a, uint32_t b) { return a * b; })); break;
+      case Op::kMaximumS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, [](int32_t a, int32_t b) { return a > b ? a : b; }); break;
+      case Op::kMinimumS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, [](int32_t a, int32_t b) { return a < b ? a : b; }); break;
+    }
+  }
+}
+
+}  // namespace anvil::cpu

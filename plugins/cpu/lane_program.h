@@ -1,0 +1,67 @@
+// A scalar computation (a variadic reduce's body: argmax, argmin, a max
+// with its count...) compiled to run on kLanes independent elements at once,
+// each step one typed loop over the lanes instead of one hlo::ScalarProgram
+// step (a 24-byte Scalar, a switch, a rounding) per element. It covers the
+// element types and ops such bodies are made of: f32, s32 and pred values;
+// compare (not TOTALORDER), select, and, or, xor, not; add, subtract,
+// multiply, maximum and minimum of f32 and s32; rank-0 constants. Every
+// step computes what the reference evaluator computes, bit for bit: f32
+// add, subtract and multiply round once in f32 as the evaluator's double
+// arithmetic rounded to f32 does (double has more than 2 * 24 + 2 bits),
+// maximum and minimum propagate NaN and order -0 below +0 (reducers.h), and
+// s32 arithmetic wraps.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "hlo/element_type.h"
+#include "hlo/ir.h"
+
+namespace anvil::cpu {
+
+class LaneProgram {
+ public:
+  static constexpr int kLanes = 64;
+  // Room for one register's lanes: kLanes elements of at most 4 bytes.
+  struct alignas(64) Register {
+    unsigned char bytes[kLanes * 4];
+  };
+
+  // nullopt unless every parameter and result is an f32, s32 or pred
+  // scalar and every other instruction a constant or an op listed above.
+  static std::optional<LaneProgram> Compile(const hlo::Computation& computation);
+
+  int parameter_count() const { return parameter_count_; }
+  int result_count() const { return static_cast<int>(results_.size()); }
+  hlo::ElementType parameter_type(int k) const { return types_[static_cast<size_t>(k)]; }
+  hlo::ElementType result_type(int k) const { return types_[static_cast<size_t>(results_[static_cast<size_t>(k)])]; }
+
+  // Registers for one thread, constants in place; parameters are
+  // registers 0..parameter_count()-1, each lane a separate element.
+  std::vector<Register> NewRegisters() const { return initial_; }
+  // Runs every step on the first `lanes` lanes (at most kLanes); result k
+  // is then in register result_register(k).
+  void Run(std::vector<Register>& registers, int lanes) const;
+  int result_register(int k) const { return results_[static_cast<size_t>(k)]; }
+
+ private:
+  enum class Op : uint8_t {
+    kCompareF32, kCompareS32, kSelect4, kSelect1, kAnd, kOr, kXor, kNot,
+    kAddF32, kSubtractF32, kMultiplyF32, kMaximumF32, kMinimumF32,
+    kAddS32, kSubtractS32, kMultiplyS32, kMaximumS32, kMinimumS32,
+  };
+  struct Step {
+    Op op;
+    unsigned mask = 0;  // compare: which of less, equal, greater, unordered answer true
+    int result = 0, a = 0, b = 0, c = 0;
+  };
+  int parameter_count_ = 0;
+  std::vector<Step> steps_;
+  std::vector<int> results_;
+  std::vector<hlo::ElementType> types_;  // per register
+  std::vector<Register> initial_;
+};
+
+}  // namespace anvil::cpu
