@@ -240,21 +240,38 @@ struct MakeDynamicUpdateSlice {
   static Kernel Run(A&&... a) { return DynamicUpdateSliceOf<T>(std::forward<A>(a)...); }
 };
 
-// iota: element k holds its index along `dim`, converted to T.
+// iota: element k holds its index along `dim`, (k / stride) % extent,
+// converted to T. The value is constant over runs of `stride` elements, so
+// it is computed (and converted) once per run, not divided out per element
+// (two 64-bit divisions: an s32[8192,1000] iota took 57 ms).
 template <typename T>
 Kernel IotaOf(int64_t n, int64_t stride, int64_t extent, Slot out) {
   return [=](const Frame& frame) {
     T* y = static_cast<T*>(frame.At(out));
     frame.parallel->For(n, 1 << 15, [&](int64_t lo, int64_t hi) {
-      for (int64_t k = lo; k < hi; ++k) {
-        const int64_t v = (k / stride) % extent;
+      auto convert = [](int64_t v) {
         if constexpr (std::is_same_v<T, Bf16>) {
-          y[k] = ToBf16(static_cast<float>(v));
+          return ToBf16(static_cast<float>(v));
         } else if constexpr (std::is_same_v<T, F16>) {
-          y[k] = ToF16(static_cast<float>(v));
+          return ToF16(static_cast<float>(v));
         } else {
-          y[k] = static_cast<T>(v);
+          return static_cast<T>(v);
         }
+      };
+      int64_t v = lo / stride % extent, into_run = lo % stride;
+      if (stride == 1) {  // along the innermost dimension: runs of one
+        for (int64_t k = lo; k < hi; ++k) {
+          y[k] = convert(v);
+          if (++v == extent) v = 0;
+        }
+        return;
+      }
+      for (int64_t k = lo; k < hi;) {
+        const int64_t end = std::min(hi, k + stride - into_run);
+        std::fill(y + k, y + end, convert(v));
+        k = end;
+        into_run = 0;
+        if (++v == extent) v = 0;
       }
     });
   };
