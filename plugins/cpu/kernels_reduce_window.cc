@@ -28,41 +28,83 @@ struct WindowTables {
   std::vector<std::vector<int64_t>> tap_input;
 };
 
+// Walks output elements in row-major order with an odometer. Dimensions
+// whose window is one element wide (a pooling window's batch and channels)
+// only move the base offset; the taps of the others ("windowed", in their
+// order, so that the walk stays row-major) are enumerated with the last
+// windowed dimension's taps as the innermost loop.
 template <typename T, typename Combine>
 Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init, Slot out, Combine combine) {
+  std::vector<size_t> windowed;
+  for (size_t d = 0; d < t->taps.size(); ++d) {
+    if (t->taps[d] > 1) windowed.push_back(d);
+  }
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
-    const size_t rank = t->out_dims.size();
+    const size_t rank = t->out_dims.size(), wrank = windowed.size();
     const int64_t outputs = std::accumulate(t->out_dims.begin(), t->out_dims.end(), int64_t{1}, std::multiplies<>());
     const int64_t window = std::accumulate(t->taps.begin(), t->taps.end(), int64_t{1}, std::multiplies<>());
     const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, window));
     frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
-      std::vector<int64_t> o(rank), w(rank);
+      std::vector<int64_t> o(rank), w(wrank), partial(wrank + 1);
+      std::vector<const int64_t*> row(rank);  // each dimension's taps for its output position
+      int64_t rest = lo;
+      for (size_t d = rank; d-- > 0;) {
+        o[d] = rest % t->out_dims[d];
+        rest /= t->out_dims[d];
+      }
       for (int64_t k = lo; k < hi; ++k) {
-        int64_t rest = k;
-        for (size_t d = rank; d-- > 0;) {
-          o[d] = rest % t->out_dims[d];
-          rest /= t->out_dims[d];
-        }
-        std::fill(w.begin(), w.end(), 0);
-        T acc = start;
-        for (int64_t tap = 0; tap < window; ++tap) {
-          int64_t at = 0;
-          bool inside = true;
-          for (size_t d = 0; d < rank; ++d) {
-            const int64_t p = t->tap_input[d][static_cast<size_t>(o[d] * t->taps[d] + w[d])];
-            inside &= p >= 0;
-            at += p * t->in_strides[d];
+        int64_t base = 0;
+        bool inside = true;
+        for (size_t d = 0; d < rank; ++d) {
+          row[d] = t->tap_input[d].data() + o[d] * t->taps[d];
+          if (t->taps[d] == 1) {
+            inside &= row[d][0] >= 0;
+            base += row[d][0] * t->in_strides[d];
           }
-          if (inside) acc = combine(acc, x[at]);
-          for (size_t d = rank; d-- > 0;) {
-            if (++w[d] < t->taps[d]) break;
-            w[d] = 0;
+        }
+        T acc = start;
+        if (inside && wrank == 0) {
+          acc = combine(acc, x[base]);
+        } else if (inside) {
+          // partial[j]: the offset of the windowed dimensions before j at
+          // their current taps, or -1 when one of them is in a hole.
+          std::fill(w.begin(), w.end(), 0);
+          partial[0] = base;
+          for (size_t j = 0; j + 1 < wrank; ++j) {
+            const int64_t p = row[windowed[j]][0];
+            partial[j + 1] = partial[j] < 0 || p < 0 ? -1 : partial[j] + p * t->in_strides[windowed[j]];
+          }
+          const size_t last = windowed[wrank - 1];
+          const int64_t* last_row = row[last];
+          const int64_t last_taps = t->taps[last], last_stride = t->in_strides[last];
+          for (;;) {
+            if (partial[wrank - 1] >= 0) {
+              const T* line = x + partial[wrank - 1];
+              for (int64_t tap = 0; tap < last_taps; ++tap) {
+                if (last_row[tap] >= 0) acc = combine(acc, line[last_row[tap] * last_stride]);
+              }
+            }
+            // The next taps of the outer windowed dimensions.
+            size_t j = wrank - 1;
+            while (j-- > 0) {
+              if (++w[j] < t->taps[windowed[j]]) break;
+              w[j] = 0;
+            }
+            if (j == static_cast<size_t>(-1)) break;
+            for (size_t i = j; i + 1 < wrank; ++i) {
+              const int64_t p = row[windowed[i]][w[i]];
+              partial[i + 1] = partial[i] < 0 || p < 0 ? -1 : partial[i] + p * t->in_strides[windowed[i]];
+            }
           }
         }
         y[k] = acc;
+        for (size_t d = rank; d-- > 0;) {
+          if (++o[d] < t->out_dims[d]) break;
+          o[d] = 0;
+        }
       }
     });
   };
