@@ -111,8 +111,17 @@ Kernel ScatterOf(ScatterLayout l, Slot operand, Slot indices, Slot updates, Slot
     const size_t up_rank = l.update_dims.size(), rank = l.operand_dims.size();
     int64_t count = 1;
     for (int64_t d : l.update_dims) count *= d;
+    // When the update's innermost dimension is a window dimension moving the
+    // operand's innermost one (rows of an embedding gradient), a run of
+    // update elements lands on consecutive operand elements: the index
+    // arithmetic is done once per run, and the part of the run inside the
+    // operand is combined in one loop, in the same order.
+    const int64_t run = up_rank > 0 && rank > 0 && l.window_to[up_rank - 1] == static_cast<int64_t>(rank - 1)
+                            ? l.update_dims[up_rank - 1]
+                            : 1;
+    if (run == 0) return;
     std::vector<int64_t> index(up_rank, 0), target(rank);
-    for (int64_t k = 0; k < count; ++k) {
+    for (int64_t k = 0; k < count; k += run) {
       std::fill(target.begin(), target.end(), 0);
       int64_t vector_at = 0;
       for (size_t d = 0; d < up_rank; ++d) {
@@ -134,12 +143,21 @@ Kernel ScatterOf(ScatterLayout l, Slot operand, Slot indices, Slot updates, Slot
       }
       bool inside = true;
       int64_t at = 0;
+      // The innermost dimension is checked per element of the run below.
+      const size_t checked = run == 1 ? rank : rank - 1;
       for (size_t d = 0; d < rank; ++d) {
-        inside &= target[d] >= 0 && target[d] < l.operand_dims[d];
+        if (d < checked) inside &= target[d] >= 0 && target[d] < l.operand_dims[d];
         at += target[d] * l.operand_strides[d];
       }
-      if (inside) y[at] = combine(y[at], u[k]);
-      for (size_t d = up_rank; d-- > 0;) {
+      if (run == 1) {
+        if (inside) y[at] = combine(y[at], u[k]);
+      } else if (inside) {
+        // Elements j of the run land on target[rank - 1] + j.
+        const int64_t first = target[rank - 1], length = l.operand_dims[rank - 1];
+        const int64_t j0 = std::max<int64_t>(0, -first), j1 = std::min(run, length - first);
+        for (int64_t j = j0; j < j1; ++j) y[at + j] = combine(y[at + j], u[k + j]);
+      }
+      for (size_t d = run == 1 ? up_rank : up_rank - 1; d-- > 0;) {
         if (++index[d] < l.update_dims[d]) break;
         index[d] = 0;
       }
