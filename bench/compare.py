@@ -4,7 +4,9 @@ of issue 11 as `anvil bench` times it, next to what bounds it on this machine
 the same model (bench/peers/torch_peers.py) and what ONNX Runtime takes
 (bench/peers/onnxruntime_peers.py, for the chain and the MLP), and, for the
 dot, what oneDNN's and OpenBLAS's sgemm take with their own threads
-(build/bench/anvil_sgemm_peer). Everything is measured in rounds
+(build/bench/anvil_sgemm_peer); `--workloads others` runs the reductions,
+normalisations and data movement beside them against eager PyTorch.
+Everything is measured in rounds
 (`--rounds`, 3 by default), one after another, and each ratio is taken
 within a round, between numbers measured minutes apart at most; the table
 gives the median over rounds, and each round's ratios follow it. `--json FILE` keeps every number.
@@ -31,7 +33,21 @@ PROGRAMS = {
     "mlp": ("bench/programs/mlp_gelu.hlo", 10),
     "dot": ("bench/programs/dot_2048.hlo", 10),
     "mobilenet": ("{corpus}/xla-hlo/xla/tools/data/benchmarking/mobilenet_v2.hlo", 3),
+    # Programs outside issue 11's list, against eager PyTorch: fused
+    # reductions and normalisations, reductions of other layouts and bodies,
+    # and data movement (`--workloads others`).
+    "softmax": ("bench/programs/softmax.hlo", 10),
+    "layernorm": ("bench/programs/layernorm.hlo", 10),
+    "column_sum": ("bench/programs/column_sum.hlo", 10),
+    "embedding_lookup": ("bench/programs/embedding_lookup.hlo", 10),
+    "embedding_gradient": ("bench/programs/embedding_gradient.hlo", 10),
+    "transpose_4096": ("bench/programs/transpose_4096.hlo", 10),
+    "argmax": ("bench/programs/argmax.hlo", 10),
+    "max_pool": ("bench/programs/max_pool.hlo", 3),
+    "sort_1m": ("bench/programs/sort_1m.hlo", 3),
 }
+ISSUE_WORKLOADS = ["chain", "mlp", "dot", "mobilenet"]
+OTHER_WORKLOADS = [w for w in PROGRAMS if w not in ISSUE_WORKLOADS]
 
 
 def memcpy_gb_per_s():
@@ -139,7 +155,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--corpus", default=os.environ.get("ANVIL_CORPUS_DIR", os.path.join(ROOT, "..", "shared", "corpus")))
-    parser.add_argument("--workloads", nargs="+", default=list(PROGRAMS), choices=list(PROGRAMS))
+    parser.add_argument("--workloads", nargs="+", default=ISSUE_WORKLOADS, choices=[*PROGRAMS, "others", "all"],
+                        help="workloads to run (default: issue 11's four); `others` names the programs beside them, "
+                             "`all` every one")
     parser.add_argument("--rounds", type=int, default=3,
                         help="measure everything this many times, interleaved, and report the median of each "
                              "round's ratio (a shared machine's load drifts between one measurement and the next)")
@@ -147,6 +165,10 @@ def main():
     parser.add_argument("--onnxruntime-python", default=os.path.join(ROOT, "build", "bench-venv", "bin", "python"),
                         help="a Python with onnxruntime and torch (bench/setup_peers.sh makes one)")
     args = parser.parse_args()
+    expanded = []
+    for w in args.workloads:
+        expanded += OTHER_WORKLOADS if w == "others" else list(PROGRAMS) if w == "all" else [w]
+    args.workloads = list(dict.fromkeys(expanded))
     tool = os.path.join(args.build, "tools", "anvil")
     paths = {}
     for name in args.workloads:

@@ -1,5 +1,6 @@
-"""Eager PyTorch on the workloads of bench/programs and MobileNet v2's
-training step, so that Anvil's times have a peer measured in the same run.
+"""Eager PyTorch on the workloads of bench/programs (issue 11's and the
+reductions, normalisations and data movement beside them) and MobileNet
+v2's training step, so that Anvil's times have a peer measured in the same run.
 
 Each workload prints one JSON line: {"workload", "peer", "execute_ms":
 {"min", "median", "max"}}. Uses Debian's python3-torch and
@@ -82,7 +83,60 @@ def mobilenet():
     return step
 
 
-WORKLOADS = {"chain": chain, "mlp": mlp, "dot": dot, "mobilenet": mobilenet}
+# Programs outside issue 11's list (bench/programs/*.hlo): reductions,
+# normalisations and data movement, each as PyTorch writes it.
+def softmax():
+    x = torch.rand(4096, 1024)
+    return lambda: torch.softmax(x, 1)
+
+
+def layernorm():
+    x, g, b = torch.rand(4096, 1024), torch.rand(1024), torch.rand(1024)
+    return lambda: torch.nn.functional.layer_norm(x, (1024,), g, b, eps=1e-5)
+
+
+def column_sum():
+    x = torch.rand(4096, 1024)
+    return lambda: x.sum(0)
+
+
+def embedding_lookup():
+    table, ids = torch.rand(50000, 512), torch.randint(0, 50000, (8192,))
+    return lambda: table[ids]
+
+
+def embedding_gradient():
+    # The HLO scatter returns a new table, so the peer adds into a copy.
+    table, ids, updates = torch.rand(50000, 512), torch.randint(0, 50000, (8192,)), torch.rand(8192, 512)
+    return lambda: table.clone().index_add_(0, ids, updates)
+
+
+def transpose_4096():
+    x = torch.rand(4096, 4096)
+    return lambda: x.t().contiguous()
+
+
+def argmax():
+    # bench/programs/argmax.hlo returns the maxima and their indices.
+    x = torch.rand(4096, 1000)
+    return lambda: x.max(1)
+
+
+def max_pool():
+    x = torch.rand(32, 64, 112, 112)
+    return lambda: torch.nn.functional.max_pool2d(x, 3, 2, 1)
+
+
+def sort_1m():
+    # torch.sort also returns the permutation; it has no values-only sort.
+    x = torch.rand(1 << 20)
+    return lambda: torch.sort(x).values
+
+
+WORKLOADS = {"chain": chain, "mlp": mlp, "dot": dot, "mobilenet": mobilenet, "softmax": softmax,
+             "layernorm": layernorm, "column_sum": column_sum, "embedding_lookup": embedding_lookup,
+             "embedding_gradient": embedding_gradient, "transpose_4096": transpose_4096, "argmax": argmax,
+             "max_pool": max_pool, "sort_1m": sort_1m}
 
 
 def main():
