@@ -259,10 +259,12 @@ Kernel IotaOf(int64_t n, int64_t stride, int64_t extent, Slot out) {
         }
       };
       int64_t v = lo / stride % extent, into_run = lo % stride;
-      if (stride == 1) {  // along the innermost dimension: runs of one
-        for (int64_t k = lo; k < hi; ++k) {
-          y[k] = convert(v);
-          if (++v == extent) v = 0;
+      if (stride == 1) {  // along the innermost dimension: 0, 1, ... extent - 1 again and again
+        for (int64_t k = lo; k < hi;) {
+          const int64_t count = std::min(hi - k, extent - v);
+          for (int64_t j = 0; j < count; ++j) y[k + j] = convert(v + j);
+          k += count;
+          v = 0;
         }
         return;
       }

@@ -7,10 +7,34 @@
 
 #include "hlo/attributes.h"
 #include "hlo/scalar_ops.h"
+#include "plugins/cpu/isa.h"
 #include "plugins/cpu/reducers.h"
 
 namespace anvil::cpu {
 namespace {
+
+// The steps' loops, compiled three times: for the baseline x86-64 the
+// plugin is built for, for AVX2 and for AVX-512, each in its own namespace
+// (as kernels_fused.cc does with its tiles). No multiply-add is contracted
+// (-ffp-contract=off, CMakeLists.txt), so every copy gives the same bits.
+namespace baseline {
+#include "plugins/cpu/lane_steps.inc"
+}  // namespace baseline
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ANVIL_HAVE_WIDE_LANES 1
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+#include "plugins/cpu/lane_steps.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw", "prefer-vector-width=512")
+namespace avx512 {
+#include "plugins/cpu/lane_steps.inc"
+}  // namespace avx512
+#pragma GCC pop_options
+#endif
 
 using hlo::ElementType;
 using hlo::Instruction;
@@ -19,41 +43,6 @@ using hlo::Opcode;
 bool IsLaneType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kS32 || t == ElementType::kPred; }
 
 bool IsLaneScalar(const hlo::Shape& s) { return s.IsArray() && s.dims().empty() && IsLaneType(s.element_type()); }
-
-template <typename T>
-T* Lanes(LaneProgram::Register& r) {
-  return reinterpret_cast<T*>(r.bytes);
-}
-
-template <typename T, typename F>
-void Binary(std::vector<LaneProgram::Register>& r, int out, int a, int b, int lanes, F f) {
-  const T* x = Lanes<T>(r[a]);
-  const T* y = Lanes<T>(r[b]);
-  T* z = Lanes<T>(r[out]);
-  for (int j = 0; j < lanes; ++j) z[j] = f(x[j], y[j]);
-}
-
-// compare's answer from the ordering, as hlo::CompareDirectionMask gives it.
-template <typename T>
-void Compare(std::vector<LaneProgram::Register>& r, int out, int a, int b, int lanes, unsigned mask) {
-  const T* x = Lanes<T>(r[a]);
-  const T* y = Lanes<T>(r[b]);
-  uint8_t* z = Lanes<uint8_t>(r[out]);
-  const bool less = mask & 1u, equal = mask & 2u, greater = mask & 4u, unordered = mask & 8u;
-  for (int j = 0; j < lanes; ++j) {
-    const T p = x[j], q = y[j];
-    z[j] = p < q ? less : (p > q ? greater : (p == q ? equal : unordered));
-  }
-}
-
-template <typename T>
-void Select(std::vector<LaneProgram::Register>& r, int out, int pred, int a, int b, int lanes) {
-  const uint8_t* p = Lanes<uint8_t>(r[pred]);
-  const T* x = Lanes<T>(r[a]);
-  const T* y = Lanes<T>(r[b]);
-  T* z = Lanes<T>(r[out]);
-  for (int j = 0; j < lanes; ++j) z[j] = p[j] ? x[j] : y[j];
-}
 
 }  // namespace
 
@@ -173,36 +162,12 @@ std::optional<LaneProgram> LaneProgram::Compile(const hlo::Computation& computat
   return p;
 }
 
-void LaneProgram::Run(std::vector<Register>& r, int lanes) const {
-  // s32 arithmetic in uint32_t, where overflow wraps as the evaluator's does.
-  auto s32 = [](auto f) { return [f](int32_t a, int32_t b) { return static_cast<int32_t>(f(uint32_t(a), uint32_t(b))); }; };
-  for (const Step& s : steps_) {
-    switch (s.op) {
-      case Op::kCompareF32: Compare<float>(r, s.result, s.a, s.b, lanes, s.mask); break;
-      case Op::kCompareS32: Compare<int32_t>(r, s.result, s.a, s.b, lanes, s.mask); break;
-      case Op::kSelect4: Select<uint32_t>(r, s.result, s.a, s.b, s.c, lanes); break;
-      case Op::kSelect1: Select<uint8_t>(r, s.result, s.a, s.b, s.c, lanes); break;
-      case Op::kAnd: Binary<uint8_t>(r, s.result, s.a, s.b, lanes, [](uint8_t a, uint8_t b) { return uint8_t(a & b); }); break;
-      case Op::kOr: Binary<uint8_t>(r, s.result, s.a, s.b, lanes, [](uint8_t a, uint8_t b) { return uint8_t(a | b); }); break;
-      case Op::kXor: Binary<uint8_t>(r, s.result, s.a, s.b, lanes, [](uint8_t a, uint8_t b) { return uint8_t(a ^ b); }); break;
-      case Op::kNot: {
-        const uint8_t* x = Lanes<uint8_t>(r[s.a]);
-        uint8_t* z = Lanes<uint8_t>(r[s.result]);
-        for (int j = 0; j < lanes; ++j) z[j] = x[j] ^ 1u;
-        break;
-      }
-      case Op::kAddF32: Binary<float>(r, s.result, s.a, s.b, lanes, [](float a, float b) { return a + b; }); break;
-      case Op::kSubtractF32: Binary<float>(r, s.result, s.a, s.b, lanes, [](float a, float b) { return a - b; }); break;
-      case Op::kMultiplyF32: Binary<float>(r, s.result, s.a, s.b, lanes, [](float a, float b) { return a * b; }); break;
-      case Op::kMaximumF32: Binary<float>(r, s.result, s.a, s.b, lanes, reducer::Maximum<float>{}); break;
-      case Op::kMinimumF32: Binary<float>(r, s.result, s.a, s.b, lanes, reducer::Minimum<float>{}); break;
-      case Op::kAddS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, s32([](uint32_t a, uint32_t b) { return a + b; })); break;
-      case Op::kSubtractS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, s32([](uint32_t a, uint32_t b) { return a - b; })); break;
-      case Op::kMultiplyS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, s32([](uint32_t a, uint32_t b) { return a * b; })); break;
-      case Op::kMaximumS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, [](int32_t a, int32_t b) { return a > b ? a : b; }); break;
-      case Op::kMinimumS32: Binary<int32_t>(r, s.result, s.a, s.b, lanes, [](int32_t a, int32_t b) { return a < b ? a : b; }); break;
-    }
-  }
+void LaneProgram::Run(std::vector<Register>& registers, int lanes) const {
+#ifdef ANVIL_HAVE_WIDE_LANES
+  if (HostIsa() == Isa::kAvx512) return avx512::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
+  if (HostIsa() == Isa::kAvx2) return avx2::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
+#endif
+  baseline::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
 }
 
 }  // namespace anvil::cpu

@@ -21,13 +21,29 @@
 
 namespace anvil::cpu {
 
+constexpr int kLaneCount = 64;
+
+// Room for one register's lanes: kLaneCount elements of at most 4 bytes.
+struct alignas(64) LaneRegister {
+  unsigned char bytes[kLaneCount * 4];
+};
+
+enum class LaneOp : uint8_t {
+  kCompareF32, kCompareS32, kSelect4, kSelect1, kAnd, kOr, kXor, kNot,
+  kAddF32, kSubtractF32, kMultiplyF32, kMaximumF32, kMinimumF32,
+  kAddS32, kSubtractS32, kMultiplyS32, kMaximumS32, kMinimumS32,
+};
+
+struct LaneStep {
+  LaneOp op;
+  unsigned mask = 0;  // compare: which of less, equal, greater, unordered answer true
+  int result = 0, a = 0, b = 0, c = 0;
+};
+
 class LaneProgram {
  public:
-  static constexpr int kLanes = 64;
-  // Room for one register's lanes: kLanes elements of at most 4 bytes.
-  struct alignas(64) Register {
-    unsigned char bytes[kLanes * 4];
-  };
+  static constexpr int kLanes = kLaneCount;
+  using Register = LaneRegister;
 
   // nullopt unless every parameter and result is an f32, s32 or pred
   // scalar and every other instruction a constant or an op listed above.
@@ -42,21 +58,15 @@ class LaneProgram {
   // registers 0..parameter_count()-1, each lane a separate element.
   std::vector<Register> NewRegisters() const { return initial_; }
   // Runs every step on the first `lanes` lanes (at most kLanes); result k
-  // is then in register result_register(k).
+  // is then in register result_register(k). The steps' loops are compiled
+  // for baseline x86-64, AVX2 and AVX-512 (lane_steps.inc), chosen by what
+  // the CPU has; every one gives the same bits.
   void Run(std::vector<Register>& registers, int lanes) const;
   int result_register(int k) const { return results_[static_cast<size_t>(k)]; }
 
  private:
-  enum class Op : uint8_t {
-    kCompareF32, kCompareS32, kSelect4, kSelect1, kAnd, kOr, kXor, kNot,
-    kAddF32, kSubtractF32, kMultiplyF32, kMaximumF32, kMinimumF32,
-    kAddS32, kSubtractS32, kMultiplyS32, kMaximumS32, kMinimumS32,
-  };
-  struct Step {
-    Op op;
-    unsigned mask = 0;  // compare: which of less, equal, greater, unordered answer true
-    int result = 0, a = 0, b = 0, c = 0;
-  };
+  using Op = LaneOp;
+  using Step = LaneStep;
   int parameter_count_ = 0;
   std::vector<Step> steps_;
   std::vector<int> results_;
