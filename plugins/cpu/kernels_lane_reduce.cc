@@ -12,6 +12,7 @@
 #include "hlo/attributes.h"
 #include "plugins/cpu/lane_program.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/reduced_dims.h"
 
 namespace anvil::cpu {
 namespace {
@@ -42,13 +43,9 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
   }
   auto reduced_list = hlo::IntListAttribute(i, "dimensions");
   if (!reduced_list.ok()) return nullptr;
-  const std::vector<int64_t> strides = RowMajorStrides(dims);
-  std::vector<int64_t> kept_dims, kept_strides, reduced_dims, reduced_strides;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const bool reduced = std::count(reduced_list->begin(), reduced_list->end(), static_cast<int64_t>(d)) > 0;
-    (reduced ? reduced_dims : kept_dims).push_back(dims[d]);
-    (reduced ? reduced_strides : kept_strides).push_back(strides[d]);
-  }
+  ReducedDims split = SplitReduced(dims, *reduced_list);
+  std::vector<int64_t> kept_dims = std::move(split.kept_dims), kept_strides = std::move(split.kept_strides),
+                       reduced_dims = std::move(split.reduced_dims), reduced_strides = std::move(split.reduced_strides);
   int64_t outputs = 1, inner = 1;
   for (int64_t d : kept_dims) outputs *= d;
   for (int64_t d : reduced_dims) inner *= d;
@@ -72,7 +69,7 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
     }
     frame.parallel->For(units, grain, [&](int64_t lo, int64_t hi) {
       std::vector<LaneProgram::Register> r = program.NewRegisters(), stage(staged ? n : 0);
-      std::vector<int64_t> bases(kLanes), index(reduced_dims.size());
+      std::vector<int64_t> bases(kLanes);
       for (int64_t u = lo; u < hi; ++u) {
         const int64_t first = u * kLanes;
         const int lanes = static_cast<int>(std::min(kLanes, outputs - first));
@@ -92,9 +89,9 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
             for (int j = 0; j < lanes; ++j) r[v].bytes[j] = *init[v] != 0;
           }
         }
-        std::fill(index.begin(), index.end(), 0);
-        int64_t at = 0;
-        for (int64_t k = 0; k < inner; ++k) {
+        ReducedWalk walk(reduced_dims, reduced_strides);
+        for (int64_t k = 0; k < inner; ++k, walk.Next()) {
+          const int64_t at = walk.offset();
           // The elements (parameters n..2n-1), one per lane.
           for (size_t v = 0; v < n; ++v) {
             unsigned char* lane = r[n + v].bytes;
@@ -115,20 +112,8 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
               if (result != static_cast<int>(v)) std::memcpy(r[v].bytes, r[result].bytes, lanes * bytes[v]);
             }
           }
-          for (size_t d = index.size(); d-- > 0;) {
-            at += reduced_strides[d];
-            if (++index[d] < reduced_dims[d]) break;
-            at -= index[d] * reduced_strides[d];
-            index[d] = 0;
-          }
         }
-        for (size_t v = 0; v < n; ++v) {
-          if (bytes[v] == 4) {
-            std::memcpy(y[v] + 4 * first, r[v].bytes, 4 * lanes);
-          } else {
-            std::memcpy(y[v] + first, r[v].bytes, lanes);
-          }
-        }
+        for (size_t v = 0; v < n; ++v) std::memcpy(y[v] + bytes[v] * first, r[v].bytes, bytes[v] * lanes);
       }
     });
   };

@@ -9,6 +9,7 @@
 #include "hlo/patterns.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/reduced_dims.h"
 #include "plugins/cpu/reducers.h"
 
 namespace anvil::cpu {
@@ -16,30 +17,6 @@ namespace {
 
 using hlo::ElementType;
 using hlo::Opcode;
-
-// The reduced positions of one output, in the order the evaluator combines
-// them: an odometer over the reduced dimensions (the last moving fastest),
-// giving each position's element offset from the output's base.
-class ReducedWalk {
- public:
-  ReducedWalk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides)
-      : dims_(dims), strides_(strides), index_(dims.size(), 0) {}
-  int64_t offset() const { return offset_; }
-  void Next() {
-    for (size_t d = dims_.size(); d-- > 0;) {
-      offset_ += strides_[d];
-      if (++index_[d] < dims_[d]) return;
-      offset_ -= index_[d] * strides_[d];
-      index_[d] = 0;
-    }
-  }
-
- private:
-  const std::vector<int64_t>& dims_;
-  const std::vector<int64_t>& strides_;
-  std::vector<int64_t> index_;
-  int64_t offset_ = 0;
-};
 
 // Each output combines its inputs in the evaluator's order, one after
 // another, so no output's bits depend on how outputs are grouped. Outputs
@@ -197,15 +174,11 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
   if (!op) return nullptr;
   auto reduced = hlo::IntListAttribute(i, "dimensions");
   if (!reduced.ok()) return nullptr;
-  const auto& dims = i.operands[0]->shape.dims();
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
-  std::vector<int64_t> kd, ks, rd, rs;
-  for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
-    bool is_reduced = std::find(reduced->begin(), reduced->end(), d) != reduced->end();
-    (is_reduced ? rd : kd).push_back(dims[d]);
-    (is_reduced ? rs : ks).push_back(strides[d]);
-  }
+  ReducedDims split = SplitReduced(i.operands[0]->shape.dims(), *reduced);
+  const std::vector<int64_t>& kd = split.kept_dims;
+  const std::vector<int64_t>& ks = split.kept_strides;
+  const std::vector<int64_t>& rd = split.reduced_dims;
+  const std::vector<int64_t>& rs = split.reduced_strides;
   if (rd.empty()) return nullptr;
   switch (i.shape.element_type()) {
     case ElementType::kBF16: return NarrowReduceOf<Bf16>(*op, in[0], in[1], out, kd, ks, rd, rs);

@@ -17,6 +17,7 @@
 #include "hlo/scalar_ops.h"
 #include "hlo/scalar_program.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/reduced_dims.h"
 
 namespace anvil::cpu {
 namespace {
@@ -123,13 +124,9 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   std::optional<Reducer> reducer = ReducerOf(i, in, n, dims);
   auto reduced_list = hlo::IntListAttribute(i, "dimensions");
   if (!reducer || !reduced_list.ok()) return nullptr;
-  const std::vector<int64_t> strides = RowMajorStrides(dims);
-  std::vector<int64_t> kept_dims, kept_strides, reduced_dims, reduced_strides;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const bool reduced = std::count(reduced_list->begin(), reduced_list->end(), static_cast<int64_t>(d)) > 0;
-    (reduced ? reduced_dims : kept_dims).push_back(dims[d]);
-    (reduced ? reduced_strides : kept_strides).push_back(strides[d]);
-  }
+  ReducedDims split = SplitReduced(dims, *reduced_list);
+  std::vector<int64_t> kept_dims = std::move(split.kept_dims), kept_strides = std::move(split.kept_strides),
+                       reduced_dims = std::move(split.reduced_dims), reduced_strides = std::move(split.reduced_strides);
   const int64_t outputs = std::accumulate(kept_dims.begin(), kept_dims.end(), int64_t{1}, std::multiplies<>());
   const int64_t inner = std::accumulate(reduced_dims.begin(), reduced_dims.end(), int64_t{1}, std::multiplies<>());
   return [=, r = *std::move(reducer)](const Frame& frame) {
