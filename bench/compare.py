@@ -75,8 +75,9 @@ def anvil_bench(tool, program, iterations):
 def peer(python, script, modules, workloads, missing):
     """{workload: result} from a peer script, or {} (saying why) when its
     Python lacks the peer's modules."""
-    probe = subprocess.run([python, "-c", "import " + ", ".join(modules)], capture_output=True)
-    if probe.returncode != 0:
+    probe = subprocess.run([python, "-c", "import " + ", ".join(modules)], capture_output=True) \
+        if os.path.exists(python) else None
+    if probe is None or probe.returncode != 0:
         print(f"{script} skipped: {missing}", file=sys.stderr)
         return {}
     run = subprocess.run([python, os.path.join(HERE, "peers", script), *workloads],

@@ -22,6 +22,9 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 constexpr int64_t kGrain = 1 << 15;
+#ifndef PFLOC
+#define PFLOC 2
+#endif
 
 using TileFn = void (*)(const void*, const void*, const void*, void*, int64_t);
 
@@ -269,6 +272,26 @@ void StreamTile(const float* from, float* to, int64_t n) {
   for (; k < n; ++k) to[k] = from[k];
 }
 
+// Share `share` of `shares` of the lines of elements [first, first + count)
+// of each input in `streamed` (those read element for element), requested
+// into L1 ahead of their use.
+void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& streamed,
+                   const std::vector<int64_t>& input_size, int64_t first, int64_t count, int64_t share,
+                   int64_t shares) {
+  for (int k : streamed) {
+    const int64_t bytes = count * input_size[k];
+    const char* base = in[k] + first * input_size[k];
+    for (int64_t b = (bytes * share / shares) & ~int64_t{63}; b < bytes * (share + 1) / shares; b += 64) {
+#if defined(__x86_64__) && defined(__GNUC__)
+      // As asm: GCC deletes a loop of nothing but __builtin_prefetch.
+      asm volatile("prefetcht0 %0" : : "m"(base[b]));
+#else
+      __builtin_prefetch(base + b, 0, 3);
+#endif
+    }
+  }
+}
+
 void FenceStreamedStores() {
 #if defined(__SSE2__)
   _mm_sfence();
@@ -317,19 +340,21 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
   const int64_t n = members.back()->shape.ElementCount();
   std::vector<int64_t> input_size;
   std::vector<bool> input_scalar;
+  std::vector<int> streamed_inputs;  // read element for element: prefetched
   for (const Instruction* i : inputs) {
     input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
     // Splatted only where a rank-0 value stands for an array (clamp's
     // bounds). When the whole group is rank 0, every input is read in
     // place: a select's three scalars (one of them pred) are no bounds.
     input_scalar.push_back(i->shape.rank() == 0 && members.back()->shape.rank() > 0);
+    if (i->shape.ElementCount() == n) streamed_inputs.push_back(static_cast<int>(input_size.size()) - 1);
   }
   // The root computes into a spare register, then streams (needs one).
   const int staging = result_size == 4 && n * result_size >= kStreamedResultBytes &&
                               allocation.peak < kMaxFusedRegisters
                           ? allocation.peak
                           : -1;
-  return [ops, input_slots, input_size, input_scalar, result_size, out, n, staging](const Frame& frame) {
+  return [ops, input_slots, input_size, input_scalar, streamed_inputs, result_size, out, n, staging](const Frame& frame) {
     std::vector<const char*> in(input_slots.size());
     for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<const char*>(frame.At(input_slots[k]));
     char* result = static_cast<char*>(frame.At(out));
@@ -349,7 +374,17 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
           std::fill_n(tile, len, *reinterpret_cast<const float*>(in[k]));
           return tile;
         };
+        // The next tile's input lines, requested a share before each op so
+        // that memory works while the ops compute: otherwise the pass that
+        // reads the inputs waits on memory alone, and the passes of tanh or
+        // exp leave it idle (the elementwise chain: 24.5 -> 19 ms). Into L1
+        // (prefetcht0, 20% faster than into L2 here): a tile's inputs are
+        // 4 KB each, and its first op reads them all.
+        const int64_t next = t + kFusedTile, next_len = std::min(kFusedTile, hi - next);
+        int op_index = 0;
         for (const FusedOp& op : ops) {
+          if (next_len > 0) PrefetchShare(in, streamed_inputs, input_size, next, next_len, op_index, ops.size());
+          ++op_index;
           void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
                       : staging >= 0 ? static_cast<void*>(registers[staging])
                                      : static_cast<void*>(result + t * result_size);
