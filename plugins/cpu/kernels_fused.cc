@@ -14,6 +14,7 @@
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/fusion_planner.h"
 #include "plugins/cpu/isa.h"
+#include "plugins/cpu/prefetch.h"
 
 namespace anvil::cpu {
 namespace {
@@ -282,12 +283,7 @@ void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& s
     const int64_t bytes = count * input_size[k];
     const char* base = in[k] + first * input_size[k];
     for (int64_t b = (bytes * share / shares) & ~int64_t{63}; b < bytes * (share + 1) / shares; b += 64) {
-#if defined(__x86_64__) && defined(__GNUC__)
-      // As asm: GCC deletes a loop of nothing but __builtin_prefetch.
-      asm volatile("prefetcht0 %0" : : "m"(base[b]));
-#else
-      __builtin_prefetch(base + b, 0, 3);
-#endif
+      PrefetchLine(base + b);
     }
   }
 }

@@ -12,6 +12,7 @@
 #include "hlo/attributes.h"
 #include "plugins/cpu/lane_program.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/prefetch.h"
 #include "plugins/cpu/reduced_dims.h"
 
 namespace anvil::cpu {
@@ -21,34 +22,95 @@ using hlo::ElementType;
 
 int64_t BytesOf(ElementType t) { return t == ElementType::kPred ? 1 : 4; }
 
-}  // namespace
-
-Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
-  const size_t n = out.size();
-  if (n == 0 || in.size() != 2 * n || i.operands.size() != 2 * n || i.called_computations.size() != 1) return nullptr;
+// The reduce's body as a LaneProgram, when the kernel covers the reduce:
+// n operands of one shape, f32, s32 or pred, each with its init and its
+// body parameters and result of the same type.
+std::optional<LaneProgram> LaneBody(const hlo::Instruction& i) {
+  const size_t n = i.operands.size() / 2;
+  if (n == 0 || i.operands.size() != 2 * n || i.called_computations.size() != 1) return std::nullopt;
+  if (i.shape.IsTuple() ? i.shape.tuple_elements().size() != n : n != 1) return std::nullopt;
   std::optional<LaneProgram> body = LaneProgram::Compile(*i.called_computations[0]);
   if (!body || body->parameter_count() != static_cast<int>(2 * n) || body->result_count() != static_cast<int>(n)) {
-    return nullptr;
+    return std::nullopt;
   }
   const std::vector<int64_t>& dims = i.operands[0]->shape.dims();
-  std::vector<int64_t> bytes;
   for (size_t v = 0; v < n; ++v) {
     const ElementType t = i.operands[v]->shape.element_type();
     if (!i.operands[v]->shape.IsArray() || i.operands[v]->shape.dims() != dims ||
         i.operands[n + v]->shape.element_type() != t || body->parameter_type(static_cast<int>(v)) != t ||
         body->parameter_type(static_cast<int>(n + v)) != t || body->result_type(static_cast<int>(v)) != t) {
-      return nullptr;
+      return std::nullopt;
     }
-    bytes.push_back(BytesOf(t));
   }
+  if (!hlo::IntListAttribute(i, "dimensions").ok()) return std::nullopt;
+  return body;
+}
+
+// An operand the kernel computes instead of reading: an s32 iota. Its
+// value is one coordinate of the element: of the output's position (a kept
+// dimension: one value per lane for the whole reduction) or of the reduced
+// position (a reduced dimension: one value for all lanes at each step).
+struct IotaOperand {
+  bool kept = false;
+  int64_t divisor = 1, size = 1;  // coordinate = (position / divisor) % size
+};
+
+std::optional<IotaOperand> IotaOf(const hlo::Instruction& iota, const std::vector<int64_t>& reduced) {
+  auto dimension = hlo::IntAttribute(iota, "iota_dimension", std::nullopt);
+  if (!dimension.ok()) return std::nullopt;
+  const std::vector<int64_t>& dims = iota.shape.dims();
+  const bool kept = std::find(reduced.begin(), reduced.end(), *dimension) == reduced.end();
+  IotaOperand o;
+  o.kept = kept;
+  o.size = dims[static_cast<size_t>(*dimension)];
+  // The divisor: the sizes of the later dimensions of the same kind (kept
+  // positions and reduced positions each count in row-major order).
+  for (size_t d = static_cast<size_t>(*dimension) + 1; d < dims.size(); ++d) {
+    const bool d_kept = std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end();
+    if (d_kept == kept) o.divisor *= dims[d];
+  }
+  return o;
+}
+
+}  // namespace
+
+bool LaneReduceComputesIota(const hlo::Instruction& i, size_t operand) {
+  const hlo::Instruction& o = *i.operands.at(operand);
+  return operand < i.operands.size() / 2 && o.opcode == hlo::Opcode::kIota &&
+         o.shape.element_type() == ElementType::kS32 && LaneBody(i).has_value();
+}
+
+Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out,
+                        const std::vector<bool>& computed_iotas) {
+  const size_t n = out.size();
+  if (in.size() != 2 * n || i.operands.size() != 2 * n) return nullptr;
+  std::optional<LaneProgram> body = LaneBody(i);
+  if (!body) return nullptr;
+  const std::vector<int64_t>& dims = i.operands[0]->shape.dims();
+  std::vector<int64_t> bytes;
+  for (size_t v = 0; v < n; ++v) bytes.push_back(BytesOf(i.operands[v]->shape.element_type()));
   auto reduced_list = hlo::IntListAttribute(i, "dimensions");
   if (!reduced_list.ok()) return nullptr;
+  std::vector<std::optional<IotaOperand>> iotas(n);
+  for (size_t v = 0; v < n && v < computed_iotas.size(); ++v) {
+    if (!computed_iotas[v]) continue;
+    if (!LaneReduceComputesIota(i, v) || !(iotas[v] = IotaOf(*i.operands[v], *reduced_list))) return nullptr;
+  }
   ReducedDims split = SplitReduced(dims, *reduced_list);
   std::vector<int64_t> kept_dims = std::move(split.kept_dims), kept_strides = std::move(split.kept_strides),
                        reduced_dims = std::move(split.reduced_dims), reduced_strides = std::move(split.reduced_strides);
   int64_t outputs = 1, inner = 1;
   for (int64_t d : kept_dims) outputs *= d;
   for (int64_t d : reduced_dims) inner *= d;
+  // Whether the reduced dimensions are the operands' last ones, so that each
+  // output's elements are one run of memory, read in order.
+  std::vector<int64_t> sorted_reduced = *reduced_list;
+  std::sort(sorted_reduced.begin(), sorted_reduced.end());
+  bool rows_in_place = true;
+  for (size_t d = 0; d < sorted_reduced.size(); ++d) {
+    rows_in_place &= sorted_reduced[d] == static_cast<int64_t>(dims.size() - sorted_reduced.size() + d);
+  }
+  constexpr int64_t kAhead = 32;  // elements: two lines of f32 on
   constexpr int64_t kLanes = LaneProgram::kLanes;
   const int64_t units = (outputs + kLanes - 1) / kLanes;
   const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner * kLanes));
@@ -89,13 +151,33 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
             for (int j = 0; j < lanes; ++j) r[v].bytes[j] = *init[v] != 0;
           }
         }
+        // Iotas along a kept dimension: one value per lane, all along.
+        for (size_t v = 0; v < n; ++v) {
+          if (!iotas[v] || !iotas[v]->kept) continue;
+          for (int j = 0; j < lanes; ++j) {
+            const int32_t value = static_cast<int32_t>((first + j) / iotas[v]->divisor % iotas[v]->size);
+            std::memcpy(r[n + v].bytes + 4 * j, &value, 4);
+          }
+        }
         ReducedWalk walk(reduced_dims, reduced_strides);
         for (int64_t k = 0; k < inner; ++k, walk.Next()) {
           const int64_t at = walk.offset();
           // The elements (parameters n..2n-1), one per lane.
           for (size_t v = 0; v < n; ++v) {
             unsigned char* lane = r[n + v].bytes;
+            if (iotas[v]) {
+              if (iotas[v]->kept) continue;
+              const int32_t value = static_cast<int32_t>(k / iotas[v]->divisor % iotas[v]->size);
+              for (int j = 0; j < lanes; ++j) std::memcpy(lane + 4 * j, &value, 4);
+              continue;
+            }
             const unsigned char* from = x[v] + at * bytes[v];
+            // Rows read in place: each lane's own stream, too many for the
+            // hardware's prefetchers to follow, so the lines kAhead
+            // elements on are requested a line at a time.
+            if (rows_in_place && (at * bytes[v]) % 64 == 0 && k + kAhead < inner) {
+              for (int j = 0; j < lanes; ++j) PrefetchLine(from + bytes[v] * (bases[j] + kAhead));
+            }
             if (bytes[v] == 4) {
               for (int j = 0; j < lanes; ++j) std::memcpy(lane + 4 * j, from + 4 * bases[j], 4);
             } else {

@@ -166,7 +166,12 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
 // reduce of one or more f32, s32 or pred operands by a body of compares,
 // selects and simple arithmetic (argmax, argmin), lanes of outputs at a
 // time (kernels_lane_reduce.cc); `out` holds the result leaves' slots.
-Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
+// `computed_iotas[v]`: operand v is an s32 iota the kernel computes as it
+// goes instead of reading (its slot is never read; LaneReduceComputesIota
+// says which it can).
+Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out,
+                        const std::vector<bool>& computed_iotas = {});
+bool LaneReduceComputesIota(const hlo::Instruction& reduce, size_t operand);
 Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp,
                          ConvLayoutBook* layouts);

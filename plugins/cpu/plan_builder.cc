@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hlo/attributes.h"
 #include "hlo/cost.h"
@@ -131,6 +132,7 @@ class Builder {
   std::vector<int> buffer_of_;  // value -> scratch buffer, or -1
   std::vector<Buffer> buffers_;
   std::unordered_map<const Instruction*, int> value_of_;
+  std::unordered_set<const Instruction*> computed_by_reduce_;  // iotas a reduce computes (Build)
 };
 
 int Builder::NewArray(const hlo::Shape& shape, int step) {
@@ -276,6 +278,28 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   };
   leaves(entry_.root);
   const FusionPlan fusion = PlanElementwiseFusion(entry_, stored);
+  // Iotas that a variadic reduce reading them alone computes as it goes
+  // (argmax's and argmin's indices): never stored, never read.
+  std::unordered_map<const Instruction*, std::vector<bool>> computed_iotas;  // reduce -> per operand
+  {
+    std::unordered_map<const Instruction*, int> reads;
+    for (const auto& i : instructions) {
+      for (const Instruction* o : i->operands) ++reads[o];
+    }
+    for (const Instruction* o : stored) ++reads[o];
+    for (size_t s = 0; s < instructions.size(); ++s) {
+      const Instruction& i = *instructions[s];
+      if (i.opcode != Opcode::kReduce || i.shape.IsArray() || fusion.FusedAway(s, &i)) continue;
+      for (size_t v = 0; v < i.operands.size() / 2; ++v) {
+        const Instruction* o = i.operands[v];
+        if (o->opcode != Opcode::kIota || reads[o] != 1 || !LaneReduceComputesIota(i, v)) continue;
+        std::vector<bool>& fused = computed_iotas[&i];
+        fused.resize(i.operands.size() / 2, false);
+        fused[v] = true;
+        computed_by_reduce_.insert(o);
+      }
+    }
+  }
   // Pass 1: values, aliases and buffer lifetimes, step by step.
   std::vector<std::vector<int>> operand_values(instructions.size());
   std::vector<int> result_value(instructions.size(), -1);
@@ -284,6 +308,15 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     const Instruction& i = *instructions[s];
     const int step = static_cast<int>(s);
     if (fusion.FusedAway(s, &i)) continue;  // computed in its group's loop
+    if (computed_by_reduce_.count(&i)) {
+      // A value with no memory: its reader computes it (never reads the slot).
+      Value value;
+      value.shape = &i.shape;
+      plan_->values.push_back(value);
+      buffer_of_.push_back(-1);
+      value_of_[&i] = static_cast<int>(plan_->values.size()) - 1;
+      continue;
+    }
     if (fusion.group_of[s] >= 0) {
       // A group's root reads, at its step, everything its members read.
       for (const Instruction* o : fusion.groups[fusion.group_of[s]].inputs) Use(value_of_.at(o), step);
@@ -530,7 +563,13 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (i.opcode == Opcode::kSort) kernel = SortKernel(i, ins, outs);
       if (i.opcode == Opcode::kTopK) kernel = TopKKernel(i, ins, outs);
       if (variadic_reduce) {
-        if (i.opcode == Opcode::kReduce) kernel = LaneReduceKernel(i, ins, outs);
+        const auto fused = computed_iotas.find(&i);
+        if (i.opcode == Opcode::kReduce) {
+          kernel = LaneReduceKernel(i, ins, outs, fused == computed_iotas.end() ? std::vector<bool>{} : fused->second);
+        }
+        if (!kernel && fused != computed_iotas.end()) {
+          return hlo::Internal("the lane reduce %" + i.name + " cannot compute the iota it was planned to");
+        }
         if (!kernel) {
           kernel = i.opcode == Opcode::kReduce ? ScalarReduceKernel(i, ins, outs) : ScalarReduceWindowKernel(i, ins, outs);
         }
