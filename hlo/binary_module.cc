@@ -1,5 +1,6 @@
 #include "hlo/binary_module.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <unordered_map>
@@ -93,9 +94,11 @@ void WriteLiteral(Writer& w, const Literal& l) {
   }
 }
 
-void WriteAttributes(Writer& w, const std::vector<Attribute>& attributes) {
-  w.VarInt(attributes.size());
+void WriteAttributes(Writer& w, const std::vector<Attribute>& attributes, bool keep_metadata = true) {
+  auto kept = [&](const Attribute& a) { return keep_metadata || a.key != "metadata"; };
+  w.VarInt(static_cast<uint64_t>(std::count_if(attributes.begin(), attributes.end(), kept)));
   for (const Attribute& a : attributes) {
+    if (!kept(a)) continue;
     w.String(a.key);
     w.String(a.value);
   }
@@ -380,7 +383,7 @@ class ModuleReader {
 
 }  // namespace
 
-std::string WriteBinaryModule(const Module& module) {
+std::string WriteBinaryModule(const Module& module, const BinaryModuleOptions& options) {
   Writer w;
   w.Raw(kMagic, sizeof kMagic);
   w.Byte(kVersion);
@@ -403,7 +406,7 @@ std::string WriteBinaryModule(const Module& module) {
       WriteShape(w, i->shape);
       w.VarInt(i->operands.size());
       for (const Instruction* o : i->operands) w.VarInt(Ref(instructions, o));
-      WriteAttributes(w, i->attributes);
+      WriteAttributes(w, i->attributes, options.keep_metadata);
       w.VarInt(i->called_computations.size());
       for (const Computation* callee : i->called_computations) w.VarInt(Ref(computations, callee));
       w.Byte(i->literal ? 1 : 0);

@@ -77,6 +77,26 @@ TEST(BinaryModule, ReadsBackEqualWithPositions) {
   }
 }
 
+TEST(BinaryModule, LeavesOutMetadataWhenAskedAndNothingElse) {
+  auto module = Parsed();
+  ASSERT_TRUE(module);
+  const std::string full = WriteBinaryModule(*module);
+  const std::string lean = WriteBinaryModule(*module, {.keep_metadata = false});
+  EXPECT_LT(lean.size(), full.size());
+  auto back = ReadBinaryModule(lean, "lean");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const Instruction* a = (*back)->entry->Find("a");
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->FindAttribute("metadata"));
+  // Dropping the one attribute from the original gives the module read back.
+  Instruction* original_a = module->entry->Find("a");
+  ASSERT_TRUE(original_a && original_a->FindAttribute("metadata"));
+  std::erase_if(original_a->attributes, [](const Attribute& x) { return x.key == "metadata"; });
+  std::string difference;
+  EXPECT_TRUE(Equal(*module, **back, &difference)) << difference;
+  EXPECT_TRUE((*back)->entry->Find("r")->FindAttribute("dimensions"));
+}
+
 TEST(BinaryModule, SplatsAreWrittenAsOneElement) {
   auto module = Parsed();
   ASSERT_TRUE(module);

@@ -21,7 +21,8 @@ constexpr std::string_view kWhat = "serialised CPU executable";
 
 std::string WriteExecutable(const hlo::Module& module, const ConvLayoutBook& layouts) {
   std::string out(kMagic);
-  plugin::PutBytes(out, hlo::WriteBinaryModule(module));
+  // The plan reads no instruction's metadata.
+  plugin::PutBytes(out, hlo::WriteBinaryModule(module, {.keep_metadata = false}));
   out += layouts.Write();
   return out;
 }
