@@ -21,7 +21,8 @@ constexpr std::string_view kWhat = "serialised CPU executable";
 
 std::string WriteExecutable(const hlo::Module& module, const ConvLayoutBook& layouts) {
   std::string out(kMagic);
-  // The plan reads no instruction's metadata.
+  // Without metadata: its only reader is the compile's refusal of an unknown
+  // custom-call (hlo::SourceOf), which an executable that compiled is past.
   plugin::PutBytes(out, hlo::WriteBinaryModule(module, {.keep_metadata = false}));
   out += layouts.Write();
   return out;
