@@ -55,21 +55,22 @@ namespace avx512 {
 #pragma GCC pop_options
 #endif
 
-// The tile function of loop op `m` for the CPU this runs on, or nullptr.
-TileFn TileFunction(const Instruction& m) {
+// The tile function of loop op `m` for the CPU this runs on, or nullptr
+// (`scalars`: fused_tiles.inc's TileFunction).
+TileFn TileFunction(const Instruction& m, int scalars) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return avx512::TileFunction(m);
-  if (HostIsa() == Isa::kAvx2) return avx2::TileFunction(m);
+  if (HostIsa() == Isa::kAvx512) return avx512::TileFunction(m, scalars);
+  if (HostIsa() == Isa::kAvx2) return avx2::TileFunction(m, scalars);
 #endif
-  return baseline::TileFunction(m);
+  return baseline::TileFunction(m, scalars);
 }
 
-TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs) {
+TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs, int scalars) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs);
-  if (HostIsa() == Isa::kAvx2) return avx2::PairFunction(first, second, first_is_lhs);
+  if (HostIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs, scalars);
+  if (HostIsa() == Isa::kAvx2) return avx2::PairFunction(first, second, first_is_lhs, scalars);
 #endif
-  return baseline::PairFunction(first, second, first_is_lhs);
+  return baseline::PairFunction(first, second, first_is_lhs, scalars);
 }
 
 // A map from a group's instructions to ints, as one sorted vector: groups
@@ -112,6 +113,52 @@ InstructionMap CountReads(const std::vector<const Instruction*>& members) {
   reads.Sort();
   reads.SumDuplicates();
   return reads;
+}
+
+bool IsF32(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kF32; }
+
+// The group's members, each mapped to its position.
+InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
+  InstructionMap map;
+  for (size_t k = 0; k < members.size(); ++k) map.Add(members[k], static_cast<int>(k));
+  map.Sort();
+  return map;
+}
+
+// Which operand of member `m` (0 or 1) is a splatted constant of the group
+// that its tile function reads as one scalar, or -1. Only f32 binary ops
+// take one, and one operand at most (the second, when both could be):
+// a constant in an add or a multiply then costs no pass to fill a tile.
+int ScalarOperand(const Instruction& m, const InstructionMap& members) {
+  if (m.operands.size() != 2 || !IsF32(&m) || m.operands[0] == m.operands[1] ||
+      !VisitFloatBinary(m.opcode, [](auto) {})) {
+    return -1;
+  }
+  for (int k : {1, 0}) {
+    const Instruction* o = m.operands[k];
+    if (IsScalarSplat(*o) && members.Find(o)) return k;
+  }
+  return -1;
+}
+
+// The members that get a register and a pass: all but the splats that
+// every reader in the group reads as a scalar (ScalarOperand).
+std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction*>& members) {
+  const InstructionMap member_map = MemberMap(members);
+  InstructionMap tiled_reads;  // reads of each splat that need its tile
+  for (const Instruction* m : members) {
+    const int scalar = ScalarOperand(*m, member_map);
+    for (size_t k = 0; k < m->operands.size(); ++k) {
+      if (static_cast<int>(k) != scalar && IsScalarSplat(*m->operands[k])) tiled_reads.Add(m->operands[k], 1);
+    }
+  }
+  tiled_reads.Sort();
+  std::vector<const Instruction*> tiled;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const Instruction* m = members[k];
+    if (k + 1 == members.size() || !IsScalarSplat(*m) || tiled_reads.Find(m)) tiled.push_back(m);
+  }
+  return tiled;
 }
 
 // Registers by linear scan: a member's register is free once its last
@@ -165,17 +212,17 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
 // One step of the tile program. Operands name a register (>= 0) or an
 // input (-1 - k); the result goes to register `out`, or to the kernel's
 // output when `out` is -1 (the root). A splat fills its register with an
-// f32 scalar input.
+// f32 scalar input. A broadcast of a row (a bias) whose tile lies inside one
+// run of the row fills nothing: its register is a view of the row.
 struct FusedOp {
   TileFn fn = nullptr;  // nullptr: a broadcast of input `a` (a splat when size is 1)
   int a = 0, b = 0, c = 0;
   bool has_b = false, has_c = false;
+  int scalars = 0;  // bit 0: `a` is read as one scalar, bit 1: `b`, bit 2: `c`
   int out = -1;
   BroadcastRun broadcast;
   const Instruction* member = nullptr;  // what it computes (the second of a pair)
 };
-
-bool IsF32(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kF32; }
 
 // Whether `op` computes a pairable f32 binary op on two arrays.
 bool Pairable(const FusedOp& op) {
@@ -215,7 +262,14 @@ std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<
         const bool first_is_lhs = uses[0] == first.member;
         paired.insert(paired.end(), ops.begin() + k + 1, ops.begin() + next);  // the broadcasts
         FusedOp pair = second;
-        pair.fn = PairTileFunction(first.member->opcode, second.member->opcode, first_is_lhs);
+        // The second op's other operand becomes the pair's third.
+        const bool c_scalar = (second.scalars & (first_is_lhs ? 2 : 1)) != 0;
+        pair.scalars = first.scalars | (c_scalar ? 4 : 0);
+        pair.fn = PairTileFunction(first.member->opcode, second.member->opcode, first_is_lhs, pair.scalars);
+        if (!pair.fn) {
+          paired.push_back(first);
+          continue;
+        }
         pair.a = first.a;
         pair.b = first.b;
         pair.c = first_is_lhs ? second.b : second.a;
@@ -273,18 +327,14 @@ void StreamTile(const float* from, float* to, int64_t n) {
   for (; k < n; ++k) to[k] = from[k];
 }
 
-// Share `share` of `shares` of the lines of elements [first, first + count)
-// of each input in `streamed` (those read element for element), requested
-// into L1 ahead of their use.
+// The lines of elements [first + from, first + to) of each input in
+// `streamed` (those read element for element), requested into L1 ahead of
+// their use.
 void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& streamed,
-                   const std::vector<int64_t>& input_size, int64_t first, int64_t count, int64_t share,
-                   int64_t shares) {
+                   const std::vector<int64_t>& input_size, int64_t first, int64_t from, int64_t to) {
   for (int k : streamed) {
-    const int64_t bytes = count * input_size[k];
     const char* base = in[k] + first * input_size[k];
-    for (int64_t b = (bytes * share / shares) & ~int64_t{63}; b < bytes * (share + 1) / shares; b += 64) {
-      PrefetchLine(base + b);
-    }
+    for (int64_t b = (from * input_size[k]) & ~int64_t{63}; b < to * input_size[k]; b += 64) PrefetchLine(base + b);
   }
 }
 
@@ -298,38 +348,49 @@ void FenceStreamedStores() {
 
 bool CompareDirectionKnown(const std::string& direction) { return baseline::CompareFn(direction) != nullptr; }
 
-int FusedRegistersNeeded(const std::vector<const Instruction*>& members) { return AllocateRegisters(members).peak; }
+int FusedRegistersNeeded(const std::vector<const Instruction*>& members) {
+  return AllocateRegisters(TiledMembers(members)).peak;
+}
 
 Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
                               const std::vector<const Instruction*>& inputs, const std::vector<Slot>& input_slots,
                               const Slot& out) {
   if (members.empty()) return nullptr;
-  const Allocation allocation = AllocateRegisters(members);
+  const InstructionMap member_map = MemberMap(members);
+  const std::vector<const Instruction*> tiled = TiledMembers(members);
+  const Allocation allocation = AllocateRegisters(tiled);
   if (allocation.peak > kMaxFusedRegisters) return nullptr;
   auto operand = [&](const Instruction* o) {
     if (const int r = allocation.RegisterOf(o); r >= 0) return r;
     return -1 - static_cast<int>(std::find(inputs.begin(), inputs.end(), o) - inputs.begin());
   };
   std::vector<FusedOp> ops;
-  for (size_t k = 0; k < members.size(); ++k) {
-    const Instruction& m = *members[k];
+  for (size_t k = 0; k < tiled.size(); ++k) {
+    const Instruction& m = *tiled[k];
     FusedOp op;
-    op.out = k + 1 == members.size() ? -1 : allocation.RegisterOf(&m);
+    op.out = k + 1 == tiled.size() ? -1 : allocation.RegisterOf(&m);
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
       op.broadcast = *run;
       ops.push_back(op);
       continue;
     }
-    op.fn = TileFunction(m);
+    const int scalar = ScalarOperand(m, member_map);
+    op.scalars = scalar < 0 ? 0 : 1 << scalar;
+    op.fn = TileFunction(m, op.scalars);
     if (!op.fn) return nullptr;
     op.member = &m;
-    op.a = operand(m.operands[0]);
-    if ((op.has_b = m.operands.size() > 1)) op.b = operand(m.operands[1]);
-    if ((op.has_c = m.operands.size() > 2)) op.c = operand(m.operands[2]);
+    // A scalar operand is read from the splat's own operand.
+    auto operand_of = [&](size_t k) {
+      const Instruction* o = m.operands[k];
+      return static_cast<int>(k) == scalar ? operand(o->operands[0]) : operand(o);
+    };
+    op.a = operand_of(0);
+    if ((op.has_b = m.operands.size() > 1)) op.b = operand_of(1);
+    if ((op.has_c = m.operands.size() > 2)) op.c = operand_of(2);
     ops.push_back(op);
   }
-  ops = PairOps(ops, members);
+  ops = PairOps(ops, tiled);
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and
   // splatted below), and the root's.
   const int64_t result_size = hlo::Info(members.back()->shape.element_type()).byte_size;
@@ -350,7 +411,12 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
                               allocation.peak < kMaxFusedRegisters
                           ? allocation.peak
                           : -1;
-  return [ops, input_slots, input_size, input_scalar, streamed_inputs, result_size, out, n, staging](const Frame& frame) {
+  // Where each op's share of a whole tile's prefetches begins (see below),
+  // worked out here rather than divided out per tile.
+  std::vector<int64_t> share_edges(ops.size() + 1);
+  for (size_t k = 0; k <= ops.size(); ++k) share_edges[k] = kFusedTile * static_cast<int64_t>(k) / static_cast<int64_t>(ops.size());
+  return [ops, input_slots, input_size, input_scalar, streamed_inputs, result_size, out, n, staging,
+          share_edges](const Frame& frame) {
     std::vector<const char*> in(input_slots.size());
     for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<const char*>(frame.At(input_slots[k]));
     char* result = static_cast<char*>(frame.At(out));
@@ -359,11 +425,18 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
       // A rank-0 operand read in place of an array (clamp's bounds): its
       // value splatted once per chunk into a tile of its own.
       alignas(64) float scalars[2][kFusedTile];
+      // What each register holds for the ops reading it: the register
+      // itself, or the part of a row a broadcast op viewed for this tile.
+      const void* view[kMaxFusedRegisters];
+      for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = registers[r];
       for (int64_t t = lo; t < hi; t += kFusedTile) {
         const int64_t len = std::min(kFusedTile, hi - t);
         int scalar_tiles = 0;
+        // An operand read as one scalar: a register's first element, or the
+        // input's (a splat's rank-0 operand).
+        auto scalar = [&](int r) -> const void* { return r >= 0 ? view[r] : in[-1 - r]; };
         auto source = [&](int r) -> const void* {
-          if (r >= 0) return registers[r];
+          if (r >= 0) return view[r];
           const int k = -1 - r;
           if (!input_scalar[k]) return in[k] + t * input_size[k];
           float* tile = scalars[scalar_tiles++ % 2];
@@ -379,20 +452,34 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
         const int64_t next = t + kFusedTile, next_len = std::min(kFusedTile, hi - next);
         int op_index = 0;
         for (const FusedOp& op : ops) {
-          if (next_len > 0) PrefetchShare(in, streamed_inputs, input_size, next, next_len, op_index, ops.size());
+          if (next_len == kFusedTile) {
+            PrefetchShare(in, streamed_inputs, input_size, next, share_edges[op_index], share_edges[op_index + 1]);
+          } else if (next_len > 0) {
+            const int64_t shares = static_cast<int64_t>(ops.size());
+            PrefetchShare(in, streamed_inputs, input_size, next, next_len * op_index / shares,
+                          next_len * (op_index + 1) / shares);
+          }
           ++op_index;
           void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
                       : staging >= 0 ? static_cast<void*>(registers[staging])
                                      : static_cast<void*>(result + t * result_size);
           if (!op.fn) {
-            BroadcastTile(reinterpret_cast<const float*>(in[-1 - op.a]), op.broadcast, t, static_cast<float*>(dst), len);
+            const float* row = reinterpret_cast<const float*>(in[-1 - op.a]);
+            const int64_t at = t % op.broadcast.size;
+            if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
+              view[op.out] = row + at;  // the tile lies in one run of the row
+              continue;
+            }
+            BroadcastTile(row, op.broadcast, t, static_cast<float*>(dst), len);
+            if (op.out >= 0) view[op.out] = registers[op.out];
             continue;
           }
           scalar_tiles = 0;
-          const void* a = source(op.a);
-          const void* b = op.has_b ? source(op.b) : nullptr;
-          const void* c = op.has_c ? source(op.c) : nullptr;
+          const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
+          const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
+          const void* c = !op.has_c ? nullptr : op.scalars & 4 ? scalar(op.c) : source(op.c);
           op.fn(a, b, c, dst, len);
+          if (op.out >= 0) view[op.out] = registers[op.out];
         }
         if (staging >= 0) StreamTile(registers[staging], reinterpret_cast<float*>(result) + t, len);
       }

@@ -3,7 +3,8 @@
 // results must be equal): masks made and consumed inside one loop, a shared
 // scalar broadcast, clamp with scalar bounds, over several tiles; chains of
 // binary ops the loop pairs into one pass, the intermediate on either side
-// of the second op, across a splatted constant; a loop op fused with
+// of the second op, across a splatted constant; constants read as scalars
+// and bias rows read in place of a tile; a loop op fused with
 // nothing (a loop of one), checked bit for bit against the plugin's float
 // functions as this test's compiler builds them for the baseline x86-64.
 #include <gtest/gtest.h>
@@ -98,6 +99,55 @@ TEST(CpuFusedLoops, PairedBinaryOpsGiveTheTwoPassResults) {
   }
   EXPECT_EQ(wrong, 0);
   for (anvil_buffer* b : {bx, by, bz, out[0]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+TEST(CpuFusedLoops, ConstantsReadAsScalarsAndViewedBiasRowsGiveTheTiledResults) {
+  // Rows of 2500: of each row's 1024-element tiles, the first two lie inside
+  // the bias row (read in place) and the third crosses into the next row
+  // (copied). The constants: two read by subtract and divide on the left,
+  // one as a pair's third operand, and one (two) also read by a compare,
+  // which still needs it as a tile.
+  constexpr int64_t kRows = 3, kCols = 2500, kN = kRows * kCols;
+  const std::string s = "f32[" + std::to_string(kRows) + "," + std::to_string(kCols) + "]";
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  b = f32[" +
+                          std::to_string(kCols) + "] parameter(1)\n"
+                          "  two = f32[] constant(2)\n  quarter = f32[] constant(0.25)\n"
+                          "  bb = " + s + " broadcast(b), dimensions={1}\n"
+                          "  h = " + s + " add(x, bb)\n"
+                          "  k2 = " + s + " broadcast(two), dimensions={}\n"
+                          "  kq = " + s + " broadcast(quarter), dimensions={}\n"
+                          "  a = " + s + " subtract(k2, h)\n"
+                          "  m = " + s + " multiply(a, kq)\n"
+                          "  d = " + s + " divide(kq, m)\n"
+                          "  c = pred[" + std::to_string(kRows) + "," + std::to_string(kCols) + "] compare(d, k2), direction=GT\n"
+                          "  sel = " + s + " select(c, d, h)\n"
+                          "  ROOT r = " + s + " maximum(sel, bb)\n}\n";
+  std::vector<float> x(kN), b(kCols);
+  for (int64_t k = 0; k < kN; ++k) x[k] = static_cast<float>((k * 7919) % 2001 - 1000) / 97.0f;
+  for (int64_t k = 0; k < kCols; ++k) b[k] = static_cast<float>((k * 104729) % 1999 - 999) / 89.0f;
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kRows, kCols});
+  anvil_buffer* bb = session.FromHost(b.data(), ANVIL_F32, {kCols});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, bb}, 1);
+  std::vector<float> r = session.ToHost<float>(out[0], kN);
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const float bias = b[k % kCols];
+    const float h = x[k] + bias;
+    const float a = 2.0f - h;
+    const float m = a * 0.25f;
+    const float d = 0.25f / m;
+    const float sel = d > 2.0f ? d : h;
+    const float expected = std::isnan(sel) ? NAN : std::max(sel, bias);
+    const bool same = r[k] == expected || (std::isnan(r[k]) && std::isnan(expected));
+    if (!same && wrong++ < 5) ADD_FAILURE() << "element " << k << ": " << r[k] << ", expected " << expected;
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* buffer : {bx, bb, out[0]}) anvil_buffer_destroy(buffer);
   anvil_executable_destroy(exe);
 }
 
