@@ -26,18 +26,26 @@ using hlo::ElementType;
 // start OpenMP threads beside core's arena, and on two cores the two pools
 // wait for each other (MLP layers of 256x1024x1024: 3.4 ms median with
 // passive OpenMP waits, 1.6 ms spinning, against 1.4 ms for halves run on
-// the arena's two threads). So every sgemm runs on the calling thread
-// alone, and the kernel splits it across the arena.
-class OnOneOpenMpThread {
+// the arena's two threads). So an sgemm runs on the calling thread alone,
+// and the kernel splits it across the arena; except one product so large
+// (kOwnThreadsWork) that oneDNN's own split is worth its OpenMP threads:
+// a 2048^3 dot split by rows, each half packing all of B, took 53.5-59.6 ms
+// (medians of 15 runs) against 53.7-54.6 ms threaded by oneDNN, which
+// matches oneDNN's own sgemm run alone (bench/sgemm_peer.cc); the spin of
+// libgomp's threads after it is small beside such a product.
+class OpenMpThreads {
  public:
-  OnOneOpenMpThread() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OnOneOpenMpThread() { omp_set_num_threads(previous_); }
-  OnOneOpenMpThread(const OnOneOpenMpThread&) = delete;
-  OnOneOpenMpThread& operator=(const OnOneOpenMpThread&) = delete;
+  explicit OpenMpThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OpenMpThreads() { omp_set_num_threads(previous_); }
+  OpenMpThreads(const OpenMpThreads&) = delete;
+  OpenMpThreads& operator=(const OpenMpThreads&) = delete;
 
  private:
   int previous_;
 };
+
+// M * N * K from which a single product runs on oneDNN's own threads.
+constexpr int64_t kOwnThreadsWork = int64_t{1} << 30;
 
 // C = op(A) op(B) for `batch` row-major products of M x K and K x N
 // (batched operands and results dense one after another), split across
@@ -52,20 +60,28 @@ void SplitSgemm(const Parallel& parallel, char transa, char transb, int64_t batc
   };
   if (batch >= Parallel::Threads() || batch * M * N * K < (int64_t{1} << 18)) {
     parallel.ForEachThread(batch, [&](int64_t lo, int64_t hi) {
-      OnOneOpenMpThread one;
+      OpenMpThreads one(1);
       for (int64_t t = lo; t < hi; ++t) gemm(t, 0, M, 0, N);
     });
+    return;
+  }
+  // Only where OpenMP may use every thread the arena has: a process that
+  // limits OpenMP (OMP_NUM_THREADS=1, as the TSan run does) keeps the split.
+  const int threads = static_cast<int>(Parallel::Threads());
+  if (M * N * K >= kOwnThreadsWork && omp_get_max_threads() >= threads) {
+    OpenMpThreads all(threads);
+    for (int64_t t = 0; t < batch; ++t) gemm(t, 0, M, 0, N);
     return;
   }
   for (int64_t t = 0; t < batch; ++t) {
     if (M >= N) {
       parallel.ForEachThread(M, [&](int64_t lo, int64_t hi) {
-        OnOneOpenMpThread one;
+        OpenMpThreads one(1);
         gemm(t, lo, hi, 0, N);
       });
     } else {
       parallel.ForEachThread(N, [&](int64_t lo, int64_t hi) {
-        OnOneOpenMpThread one;
+        OpenMpThreads one(1);
         gemm(t, 0, M, lo, hi);
       });
     }
