@@ -11,6 +11,7 @@
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reduced_dims.h"
 #include "plugins/cpu/reducers.h"
+#include "plugins/cpu/row_sums.h"
 
 namespace anvil::cpu {
 namespace {
@@ -32,12 +33,16 @@ using hlo::Opcode;
 //    and, or, integer add and multiply, which wrap) and the innermost
 //    dimension alone is reduced, each row is combined in kLanes lanes of
 //    consecutive elements, folded at the end: a vector loop.
+//  - An f32 sum (T float, Acc double) of contiguous rows advances
+//    kSumRows rows at once through SumRowsInDouble (row_sums.h), the same
+//    additions in the same order, vectorised across the rows.
 // Acc: the accumulator's type (double for f32 sums, see ReduceOf).
 template <typename T, typename Acc = T, typename Combine>
 Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
               std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine,
               bool order_free = false) {
-  constexpr int64_t kColumnBlock = 256, kRowGroup = 8, kLanes = 32;
+  constexpr bool kF32Sum = std::is_same_v<T, float> && std::is_same_v<Acc, double>;
+  constexpr int64_t kColumnBlock = 256, kRowGroup = kF32Sum ? kSumRows : 8, kLanes = 32;
   int64_t outputs = 1, inner = 1;
   for (int64_t d : kept_dims) outputs *= d;
   for (int64_t d : reduced_dims) inner *= d;
@@ -100,7 +105,18 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
           for (int64_t j = 0; j < count; ++j) bases[j] = base_of(first + j);
           std::fill(acc, acc + count, Acc(start));
           ReducedWalk walk(reduced_dims, reduced_strides);
-          if (count == kRowGroup && contiguous_rows) {
+          auto summed_in_double = [&] {
+            if constexpr (kF32Sum) {
+              if (count == kRowGroup && contiguous_rows) {
+                SumRowsInDouble(x, bases, inner, acc);
+                return true;
+              }
+            }
+            return false;
+          };
+          if (summed_in_double()) {
+            // Every term is added.
+          } else if (count == kRowGroup && contiguous_rows) {
             // Each row's next kRowGroup elements are read as a run and
             // transposed through a small tile, so that the eight chains
             // advance as one vector loop (a row sum of f32[4096,1024]:

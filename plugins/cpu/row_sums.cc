@@ -1,0 +1,148 @@
+// The loops behind row_sums.h. The plain loop turns eight rows at a time
+// through a small tile in memory. With AVX-512 each row's next eight floats
+// are instead loaded as one vector, widened to doubles, and eight rows are
+// transposed in registers (three rounds of eight shuffles), so that element
+// t of eight rows is one vector and the eight rows' chains advance with one
+// add per element position; two groups of eight rows keep two chains of
+// adds in flight. AVX2 does the same four rows to a vector. Every lane adds
+// its row's terms in order, so every loop gives the plain loop's bits. (A
+// row sum of f32[4096,1024] on two cores: 1.05 ms plain, 0.41-0.48 ms with
+// AVX-512 and 0.46-0.49 ms with AVX2 on the same machine.)
+#include "plugins/cpu/row_sums.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 intrinsics start their results from a self-initialised
+// _mm512_undefined_pd(), which -Wmaybe-uninitialized reports in every
+// caller; nothing here reads an undefined lane.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
+namespace anvil::cpu {
+namespace {
+
+// The plain loop, eight rows at a time: each row's next eight elements read
+// as a run and turned through a small tile, so that the eight chains
+// advance as one vector loop.
+inline void SumEightRows(const float* x, const int64_t* bases, int64_t inner, double* acc) {
+  constexpr int kRows = 8;
+  float tile[kRows][kRows];
+  int64_t k = 0;
+  for (; k + kRows <= inner; k += kRows) {
+    for (int j = 0; j < kRows; ++j) {
+      const float* row = x + bases[j] + k;
+      for (int t = 0; t < kRows; ++t) tile[t][j] = row[t];
+    }
+    for (int t = 0; t < kRows; ++t) {
+      for (int j = 0; j < kRows; ++j) acc[j] += static_cast<double>(tile[t][j]);
+    }
+  }
+  for (; k < inner; ++k) {
+    for (int j = 0; j < kRows; ++j) acc[j] += static_cast<double>(x[bases[j] + k]);
+  }
+}
+
+void SumRowsBaseline(const float* x, const int64_t* bases, int64_t inner, double* acc) {
+  SumEightRows(x, bases, inner, acc);
+  SumEightRows(x, bases + 8, inner, acc + 8);
+}
+
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__)
+namespace {
+
+// r[t] becomes element t of the four rows that r[0..3] held.
+__attribute__((target("avx2"))) inline void Transpose4x4(__m256d r[4]) {
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]);  // elements 0, 2 of rows 0, 1
+  const __m256d t1 = _mm256_unpackhi_pd(r[0], r[1]);  // elements 1, 3
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]);
+  const __m256d t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// As SumRowsAvx512, four rows to a vector, four groups of rows.
+__attribute__((target("avx2"))) void SumRowsAvx2(const float* x, const int64_t* bases, int64_t inner, double* acc) {
+  static_assert(kSumRows == 16, "four groups of four rows");
+  __m256d a[4];
+  for (int g = 0; g < 4; ++g) a[g] = _mm256_loadu_pd(acc + 4 * g);
+  int64_t k = 0;
+  for (; k + 4 <= inner; k += 4) {
+    for (int g = 0; g < 4; ++g) {
+      __m256d r[4];
+      for (int j = 0; j < 4; ++j) r[j] = _mm256_cvtps_pd(_mm_loadu_ps(x + bases[4 * g + j] + k));
+      Transpose4x4(r);
+      for (int t = 0; t < 4; ++t) a[g] = _mm256_add_pd(a[g], r[t]);
+    }
+  }
+  for (int g = 0; g < 4; ++g) _mm256_storeu_pd(acc + 4 * g, a[g]);
+  for (; k < inner; ++k) {
+    for (int64_t j = 0; j < kSumRows; ++j) acc[j] += static_cast<double>(x[bases[j] + k]);
+  }
+}
+
+// r[t] becomes element t of the eight rows that r[0..7] held (row j's eight
+// doubles in r[j]).
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void Transpose8x8(__m512d r[8]) {
+  __m512d t[8], u[8];
+  for (int j = 0; j < 8; j += 2) {
+    t[j] = _mm512_unpacklo_pd(r[j], r[j + 1]);      // elements 0 2 4 6 of rows j, j+1, interleaved
+    t[j + 1] = _mm512_unpackhi_pd(r[j], r[j + 1]);  // elements 1 3 5 7
+  }
+  // 128-bit lanes: 0x88 takes lanes 0 and 2 of each source, 0xDD lanes 1 and 3.
+  for (int j = 0; j < 8; j += 4) {
+    u[j] = _mm512_shuffle_f64x2(t[j], t[j + 2], 0x88);      // elements 0, 4 of rows j..j+3
+    u[j + 1] = _mm512_shuffle_f64x2(t[j], t[j + 2], 0xDD);  // elements 2, 6
+    u[j + 2] = _mm512_shuffle_f64x2(t[j + 1], t[j + 3], 0x88);  // elements 1, 5
+    u[j + 3] = _mm512_shuffle_f64x2(t[j + 1], t[j + 3], 0xDD);  // elements 3, 7
+  }
+  r[0] = _mm512_shuffle_f64x2(u[0], u[4], 0x88);
+  r[4] = _mm512_shuffle_f64x2(u[0], u[4], 0xDD);
+  r[2] = _mm512_shuffle_f64x2(u[1], u[5], 0x88);
+  r[6] = _mm512_shuffle_f64x2(u[1], u[5], 0xDD);
+  r[1] = _mm512_shuffle_f64x2(u[2], u[6], 0x88);
+  r[5] = _mm512_shuffle_f64x2(u[2], u[6], 0xDD);
+  r[3] = _mm512_shuffle_f64x2(u[3], u[7], 0x88);
+  r[7] = _mm512_shuffle_f64x2(u[3], u[7], 0xDD);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void SumRowsAvx512(const float* x,
+                                                                                   const int64_t* bases,
+                                                                                   int64_t inner, double* acc) {
+  static_assert(kSumRows == 16, "two groups of eight rows");
+  __m512d a[2] = {_mm512_loadu_pd(acc), _mm512_loadu_pd(acc + 8)};
+  int64_t k = 0;
+  for (; k + 8 <= inner; k += 8) {
+    for (int g = 0; g < 2; ++g) {
+      __m512d r[8];
+      for (int j = 0; j < 8; ++j) r[j] = _mm512_cvtps_pd(_mm256_loadu_ps(x + bases[8 * g + j] + k));
+      Transpose8x8(r);
+      for (int t = 0; t < 8; ++t) a[g] = _mm512_add_pd(a[g], r[t]);
+    }
+  }
+  _mm512_storeu_pd(acc, a[0]);
+  _mm512_storeu_pd(acc + 8, a[1]);
+  for (; k < inner; ++k) {
+    for (int64_t j = 0; j < kSumRows; ++j) acc[j] += static_cast<double>(x[bases[j] + k]);
+  }
+}
+
+}  // namespace
+#endif
+
+void SumRowsInDoubleWith(Isa isa, const float* x, const int64_t* bases, int64_t inner, double* acc) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa == Isa::kAvx512) return SumRowsAvx512(x, bases, inner, acc);
+  if (isa == Isa::kAvx2) return SumRowsAvx2(x, bases, inner, acc);
+#endif
+  SumRowsBaseline(x, bases, inner, acc);
+}
+
+void SumRowsInDouble(const float* x, const int64_t* bases, int64_t inner, double* acc) {
+  SumRowsInDoubleWith(HostIsa(), x, bases, inner, acc);
+}
+
+}  // namespace anvil::cpu
