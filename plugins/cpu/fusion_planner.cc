@@ -5,6 +5,7 @@
 #include <span>
 
 #include "hlo/attributes.h"
+#include "hlo/patterns.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/kernels_fused.h"
 
@@ -85,6 +86,30 @@ bool IsLoopOp(const Instruction& i) {
   return false;
 }
 
+bool RowReduceInBlocks(const Instruction& i) {
+  if (i.opcode != Opcode::kReduce || i.operands.size() != 2 || i.called_computations.size() != 1) return false;
+  const hlo::Shape& in = i.operands[0]->shape;
+  if (!IsArrayOf(i.shape, ElementType::kF32) || !IsArrayOf(in, ElementType::kF32) || !in.HasDefaultLayout() ||
+      !i.shape.HasDefaultLayout() || !IsArrayOf(i.operands[1]->shape, ElementType::kF32) ||
+      i.operands[1]->shape.rank() != 0) {
+    return false;
+  }
+  const std::optional<Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
+  if (!op || (*op != Opcode::kAdd && *op != Opcode::kMultiply && *op != Opcode::kMaximum && *op != Opcode::kMinimum)) {
+    return false;
+  }
+  auto dims = hlo::IntListAttribute(i, "dimensions");
+  if (!dims.ok() || dims->empty()) return false;
+  // The reduced dimensions are the last ones, in order.
+  const int64_t first = in.rank() - static_cast<int64_t>(dims->size());
+  int64_t row = 1;
+  for (size_t k = 0; k < dims->size(); ++k) {
+    if ((*dims)[k] != first + static_cast<int64_t>(k)) return false;
+    row *= in.dims()[(*dims)[k]];
+  }
+  return row >= 1 && row <= kMaxBlockedRow && in.ElementCount() > 0;
+}
+
 FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
                                  const std::vector<const Instruction*>& outputs) {
   const auto& instructions = computation.instructions;
@@ -146,13 +171,41 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     const auto u = users(static_cast<int>(k));
     return u.size() == 1 && loop_op[u[0]] && elements[u[0]] == elements[k];
   };
+  // A cheap loop op (add, subtract, multiply, negate, abs, maximum,
+  // minimum) of values it would read from memory anyway, read by a few
+  // loop ops of its size: recomputed inside each reader's loop rather than
+  // stored once and read back by each (layer norm's x - mean, read by the
+  // squares it sums and by the normalised result). Costs an op per reader,
+  // saves a store and a load per element.
+  constexpr size_t kMaxRecomputingReaders = 4;
+  std::vector<char> recomputed(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const Instruction& i = *instructions[k];
+    if (!loop_op[k] || stored[k] || !IsArrayOf(i.shape, ElementType::kF32)) continue;
+    switch (i.opcode) {
+      case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kNegate: case Opcode::kAbs:
+      case Opcode::kMaximum: case Opcode::kMinimum: break;
+      default: continue;
+    }
+    const auto u = users(static_cast<int>(k));
+    if (u.size() < 2 || u.size() > kMaxRecomputingReaders) continue;
+    if (!std::all_of(u.begin(), u.end(), [&](int user) { return loop_op[user] && elements[user] == elements[k]; })) {
+      continue;
+    }
+    bool leaf = true;  // its operands are stored values or fused broadcasts: nothing else is recomputed with it
+    for (int p = operand_begin[k]; p < operand_begin[k + 1]; ++p) {
+      const int o = operand_list[p];
+      leaf &= fused_broadcast[o] || !loop_op[o] || stored[o] || users(o).size() != 1;
+    }
+    recomputed[k] = leaf;
+  }
   std::vector<char> in_group(n, 0);
   std::vector<int> operands;
   std::vector<int> members;  // a group's indices, in the order they join
   std::vector<int> stack;
   for (size_t r = n; r-- > 0;) {
     const int root = static_cast<int>(r);
-    if (!loop_op[root] || fused_into_user(root) || plan.group_of[root] >= 0) continue;
+    if (!loop_op[root] || fused_into_user(root) || plan.group_of[root] >= 0 || recomputed[root]) continue;
     members.clear();
     // Adds `start` and, through operands fused into their one user and
     // fused broadcasts, the tree of producers computed in its loop.
@@ -167,7 +220,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
         if (fused_broadcast[k]) continue;
         for (int p = operand_begin[k + 1]; p-- > operand_begin[k];) {
           const int ok = operand_list[p];
-          if (fused_into_user(ok) || fused_broadcast[ok]) stack.push_back(ok);
+          if (fused_into_user(ok) || fused_broadcast[ok] || recomputed[ok]) stack.push_back(ok);
         }
       }
     };
@@ -234,16 +287,48 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     if (!fused) continue;
     const int g = static_cast<int>(plan.groups.size());
     for (int k : members) {
-      if (!fused_broadcast[k]) plan.group_of[k] = g;
+      if (!fused_broadcast[k] && !recomputed[k]) plan.group_of[k] = g;
     }
     plan.groups.push_back(std::move(group));
+  }
+  // A reduce of rows computes a loop op operand that it alone reads (and
+  // that op's group) block by block, instead of reading it stored.
+  plan.reduce_group.assign(n, -1);
+  for (size_t k = 0; k < n; ++k) {
+    if (!RowReduceInBlocks(*instructions[k])) continue;
+    const int o = operand_list[operand_begin[k]];
+    if (stored[o] || !loop_op[o] || users(o).size() != 1 || operand_list[operand_begin[k] + 1] == o) continue;
+    int g = plan.group_of[o];
+    if (g < 0) {
+      // A loop op fused with nothing: a group of its own, for the reduce.
+      FusionGroup group;
+      group.members = {instructions[o].get()};
+      for (const Instruction* input : instructions[o]->operands) {
+        if (std::find(group.inputs.begin(), group.inputs.end(), input) == group.inputs.end()) {
+          group.inputs.push_back(input);
+        }
+      }
+      g = static_cast<int>(plan.groups.size());
+      plan.group_of[o] = g;
+      plan.groups.push_back(std::move(group));
+    }
+    plan.groups[g].reduce = instructions[k].get();
+    plan.reduce_group[k] = g;
+  }
+  // A recomputed op is stored only when one of its readers ended in no
+  // group (the groups that hold it still recompute it).
+  for (size_t k = 0; k < n; ++k) {
+    if (!recomputed[k]) continue;
+    const auto u = users(static_cast<int>(k));
+    plan.inlined_everywhere[k] = std::all_of(u.begin(), u.end(), [&](int user) { return plan.group_of[user] >= 0; });
   }
   // A fused broadcast is stored only when something outside a group reads it.
   for (size_t k = 0; k < n; ++k) {
     if (!fused_broadcast[k] || stored[k]) continue;
     const auto u = users(static_cast<int>(k));
-    plan.inlined_everywhere[k] =
-        !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) { return plan.group_of[user] >= 0; });
+    plan.inlined_everywhere[k] = !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) {
+      return plan.group_of[user] >= 0 || (recomputed[user] && plan.inlined_everywhere[user]);
+    });
   }
   return plan;
 }

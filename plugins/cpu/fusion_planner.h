@@ -7,7 +7,10 @@
 // count, and which is not an output, is computed inside its user's loop,
 // tile by tile, instead of being stored and read back; so is a loop op all
 // of whose users are in one group (the group is then a DAG, the value kept
-// in a register). A broadcast of an f32 scalar, or of a row-major vector
+// in a register). A reduce of rows (RowReduceInBlocks) computes a loop op
+// that it alone reads, with that op's group, block by block of rows as it
+// reduces them: the group is then the reduce's, and its root is never
+// stored. A broadcast of an f32 scalar, or of a row-major vector
 // along a run of dimensions (a bias), costs next to nothing to recompute,
 // so it is inlined into every loop op that reads it, and stored only if
 // something else reads it too. Each group is run by one kernel rooted at
@@ -28,6 +31,8 @@ struct FusionGroup {
   std::vector<const hlo::Instruction*> members;
   // Values the group reads from memory, in first-read order.
   std::vector<const hlo::Instruction*> inputs;
+  // The reduce that computes the root's value as it reads it, or nullptr.
+  const hlo::Instruction* reduce = nullptr;
 };
 
 struct FusionPlan {
@@ -37,12 +42,16 @@ struct FusionPlan {
   std::vector<int> group_of;
   // Fused broadcasts every reader of which inlines them: never stored.
   std::vector<bool> inlined_everywhere;
+  // For each instruction: the group whose root a reduce computes as it
+  // reads it (FusionGroup::reduce), or -1.
+  std::vector<int> reduce_group;
   bool IsRoot(size_t index, const hlo::Instruction* i) const {
     return group_of[index] >= 0 && groups[group_of[index]].members.back() == i;
   }
   // Whether instruction `index` gets no value of its own.
   bool FusedAway(size_t index, const hlo::Instruction* i) const {
-    return inlined_everywhere[index] || (group_of[index] >= 0 && !IsRoot(index, i));
+    return inlined_everywhere[index] ||
+           (group_of[index] >= 0 && (!IsRoot(index, i) || groups[group_of[index]].reduce != nullptr));
   }
 };
 
@@ -60,6 +69,12 @@ struct BroadcastRun {
 };
 std::optional<BroadcastRun> FusedBroadcastRun(const hlo::Instruction& i);
 bool IsFusedBroadcast(const hlo::Instruction& i);
+
+// Whether `i` reduces the rows of an f32 array in blocks of rows: a reduce
+// of one f32 operand by add, multiply, maximum or minimum over its innermost
+// dimensions, at most kMaxBlockedRow elements to a row.
+inline constexpr int64_t kMaxBlockedRow = int64_t{1} << 14;
+bool RowReduceInBlocks(const hlo::Instruction& i);
 
 // The groups of `computation`; `outputs` are the instructions whose values
 // leave it (the root's leaves), which are always stored.

@@ -352,9 +352,101 @@ int FusedRegistersNeeded(const std::vector<const Instruction*>& members) {
   return AllocateRegisters(TiledMembers(members)).peak;
 }
 
-Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
-                              const std::vector<const Instruction*>& inputs, const std::vector<Slot>& input_slots,
-                              const Slot& out) {
+namespace {
+
+// A group's tile program with the slots of everything it reads bound.
+class TiledLoop final : public FusedLoop {
+ public:
+  // Elements [lo, hi) of the root, element t stored at result + (t - first)
+  // elements; `staging`: the register the root computes into before it
+  // streams past the caches, or -1 to store it as it is computed.
+  void RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging) const;
+  void Run(const Frame& frame, int64_t begin, int64_t end, void* out) const override {
+    RunInto(frame, begin, end, static_cast<char*>(out), begin, -1);
+  }
+
+  std::vector<FusedOp> ops;
+  std::vector<Slot> input_slots;
+  std::vector<int64_t> input_size;
+  std::vector<bool> input_scalar;
+  std::vector<int> streamed_inputs;  // read element for element: prefetched
+  std::vector<int64_t> share_edges;  // where each op's share of a tile's prefetches begins
+  int64_t result_size = 4;
+  int64_t elements = 0;  // the root's
+  int registers = 0;     // the tile registers the ops use
+};
+
+void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging) const {
+  std::vector<const char*> inputs(input_slots.size());
+  for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<const char*>(frame.At(input_slots[k]));
+  alignas(64) float registers[kMaxFusedRegisters][kFusedTile];
+  // A rank-0 operand read in place of an array (clamp's bounds): its
+  // value splatted once per chunk into a tile of its own.
+  alignas(64) float scalars[2][kFusedTile];
+  // What each register holds for the ops reading it: the register
+  // itself, or the part of a row a broadcast op viewed for this tile.
+  const void* view[kMaxFusedRegisters];
+  for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = registers[r];
+  for (int64_t t = lo; t < hi; t += kFusedTile) {
+    const int64_t len = std::min(kFusedTile, hi - t);
+    int scalar_tiles = 0;
+    // An operand read as one scalar: a register's first element, or the
+    // input's (a splat's rank-0 operand).
+    auto scalar = [&](int r) -> const void* { return r >= 0 ? view[r] : inputs[-1 - r]; };
+    auto source = [&](int r) -> const void* {
+      if (r >= 0) return view[r];
+      const int k = -1 - r;
+      if (!input_scalar[k]) return inputs[k] + t * input_size[k];
+      float* tile = scalars[scalar_tiles++ % 2];
+      std::fill_n(tile, len, *reinterpret_cast<const float*>(inputs[k]));
+      return tile;
+    };
+    // The next tile's input lines, requested a share before each op so
+    // that memory works while the ops compute: otherwise the pass that
+    // reads the inputs waits on memory alone, and the passes of tanh or
+    // exp leave it idle (the elementwise chain: 24.5 -> 19 ms). Into L1
+    // (prefetcht0, 20% faster than into L2 here): a tile's inputs are
+    // 4 KB each, and its first op reads them all.
+    const int64_t next = t + kFusedTile, next_len = std::min(kFusedTile, hi - next);
+    int op_index = 0;
+    for (const FusedOp& op : ops) {
+      if (next_len == kFusedTile) {
+        PrefetchShare(inputs, streamed_inputs, input_size, next, share_edges[op_index], share_edges[op_index + 1]);
+      } else if (next_len > 0) {
+        const int64_t shares = static_cast<int64_t>(ops.size());
+        PrefetchShare(inputs, streamed_inputs, input_size, next, next_len * op_index / shares,
+                      next_len * (op_index + 1) / shares);
+      }
+      ++op_index;
+      void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
+                  : staging >= 0 ? static_cast<void*>(registers[staging])
+                                 : static_cast<void*>(result + (t - first) * result_size);
+      if (!op.fn) {
+        const float* row = reinterpret_cast<const float*>(inputs[-1 - op.a]);
+        const int64_t at = t % op.broadcast.size;
+        if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
+          view[op.out] = row + at;  // the tile lies in one run of the row
+          continue;
+        }
+        BroadcastTile(row, op.broadcast, t, static_cast<float*>(dst), len);
+        if (op.out >= 0) view[op.out] = registers[op.out];
+        continue;
+      }
+      scalar_tiles = 0;
+      const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
+      const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
+      const void* c = !op.has_c ? nullptr : op.scalars & 4 ? scalar(op.c) : source(op.c);
+      op.fn(a, b, c, dst, len);
+      if (op.out >= 0) view[op.out] = registers[op.out];
+    }
+    if (staging >= 0) StreamTile(registers[staging], reinterpret_cast<float*>(result + (t - first) * result_size), len);
+  }
+  if (staging >= 0) FenceStreamedStores();
+}
+
+std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& members,
+                                         const std::vector<const Instruction*>& inputs,
+                                         const std::vector<Slot>& input_slots) {
   if (members.empty()) return nullptr;
   const InstructionMap member_map = MemberMap(members);
   const std::vector<const Instruction*> tiled = TiledMembers(members);
@@ -364,6 +456,7 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
     if (const int r = allocation.RegisterOf(o); r >= 0) return r;
     return -1 - static_cast<int>(std::find(inputs.begin(), inputs.end(), o) - inputs.begin());
   };
+  auto loop = std::make_shared<TiledLoop>();
   std::vector<FusedOp> ops;
   for (size_t k = 0; k < tiled.size(); ++k) {
     const Instruction& m = *tiled[k];
@@ -390,101 +483,53 @@ Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
     if ((op.has_c = m.operands.size() > 2)) op.c = operand_of(2);
     ops.push_back(op);
   }
-  ops = PairOps(ops, tiled);
+  loop->ops = PairOps(ops, tiled);
+  loop->input_slots = input_slots;
+  loop->registers = allocation.peak;
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and
-  // splatted below), and the root's.
-  const int64_t result_size = hlo::Info(members.back()->shape.element_type()).byte_size;
-  const int64_t n = members.back()->shape.ElementCount();
-  std::vector<int64_t> input_size;
-  std::vector<bool> input_scalar;
-  std::vector<int> streamed_inputs;  // read element for element: prefetched
+  // splatted, see RunInto), and the root's.
+  loop->result_size = hlo::Info(members.back()->shape.element_type()).byte_size;
+  loop->elements = members.back()->shape.ElementCount();
   for (const Instruction* i : inputs) {
-    input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
+    loop->input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
     // Splatted only where a rank-0 value stands for an array (clamp's
     // bounds). When the whole group is rank 0, every input is read in
     // place: a select's three scalars (one of them pred) are no bounds.
-    input_scalar.push_back(i->shape.rank() == 0 && members.back()->shape.rank() > 0);
-    if (i->shape.ElementCount() == n) streamed_inputs.push_back(static_cast<int>(input_size.size()) - 1);
+    loop->input_scalar.push_back(i->shape.rank() == 0 && members.back()->shape.rank() > 0);
+    if (i->shape.ElementCount() == loop->elements) {
+      loop->streamed_inputs.push_back(static_cast<int>(loop->input_size.size()) - 1);
+    }
   }
+  // Where each op's share of a whole tile's prefetches begins (see
+  // RunInto), worked out here rather than divided out per tile.
+  const int64_t op_count = static_cast<int64_t>(loop->ops.size());
+  loop->share_edges.resize(loop->ops.size() + 1);
+  for (int64_t k = 0; k <= op_count; ++k) loop->share_edges[k] = kFusedTile * k / op_count;
+  return loop;
+}
+
+}  // namespace
+
+std::shared_ptr<const FusedLoop> MakeFusedLoop(const std::vector<const Instruction*>& members,
+                                              const std::vector<const Instruction*>& inputs,
+                                              const std::vector<Slot>& input_slots) {
+  return MakeTiledLoop(members, inputs, input_slots);
+}
+
+Kernel FusedElementwiseKernel(const std::vector<const Instruction*>& members,
+                              const std::vector<const Instruction*>& inputs, const std::vector<Slot>& input_slots,
+                              const Slot& out) {
+  std::shared_ptr<const TiledLoop> loop = MakeTiledLoop(members, inputs, input_slots);
+  if (!loop) return nullptr;
   // The root computes into a spare register, then streams (needs one).
-  const int staging = result_size == 4 && n * result_size >= kStreamedResultBytes &&
-                              allocation.peak < kMaxFusedRegisters
-                          ? allocation.peak
+  const int staging = loop->result_size == 4 && loop->elements * loop->result_size >= kStreamedResultBytes &&
+                              loop->registers < kMaxFusedRegisters
+                          ? loop->registers
                           : -1;
-  // Where each op's share of a whole tile's prefetches begins (see below),
-  // worked out here rather than divided out per tile.
-  std::vector<int64_t> share_edges(ops.size() + 1);
-  for (size_t k = 0; k <= ops.size(); ++k) share_edges[k] = kFusedTile * static_cast<int64_t>(k) / static_cast<int64_t>(ops.size());
-  return [ops, input_slots, input_size, input_scalar, streamed_inputs, result_size, out, n, staging,
-          share_edges](const Frame& frame) {
-    std::vector<const char*> in(input_slots.size());
-    for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<const char*>(frame.At(input_slots[k]));
+  return [loop, out, staging](const Frame& frame) {
     char* result = static_cast<char*>(frame.At(out));
-    frame.parallel->For(n, kGrain, [&](int64_t lo, int64_t hi) {
-      alignas(64) float registers[kMaxFusedRegisters][kFusedTile];
-      // A rank-0 operand read in place of an array (clamp's bounds): its
-      // value splatted once per chunk into a tile of its own.
-      alignas(64) float scalars[2][kFusedTile];
-      // What each register holds for the ops reading it: the register
-      // itself, or the part of a row a broadcast op viewed for this tile.
-      const void* view[kMaxFusedRegisters];
-      for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = registers[r];
-      for (int64_t t = lo; t < hi; t += kFusedTile) {
-        const int64_t len = std::min(kFusedTile, hi - t);
-        int scalar_tiles = 0;
-        // An operand read as one scalar: a register's first element, or the
-        // input's (a splat's rank-0 operand).
-        auto scalar = [&](int r) -> const void* { return r >= 0 ? view[r] : in[-1 - r]; };
-        auto source = [&](int r) -> const void* {
-          if (r >= 0) return view[r];
-          const int k = -1 - r;
-          if (!input_scalar[k]) return in[k] + t * input_size[k];
-          float* tile = scalars[scalar_tiles++ % 2];
-          std::fill_n(tile, len, *reinterpret_cast<const float*>(in[k]));
-          return tile;
-        };
-        // The next tile's input lines, requested a share before each op so
-        // that memory works while the ops compute: otherwise the pass that
-        // reads the inputs waits on memory alone, and the passes of tanh or
-        // exp leave it idle (the elementwise chain: 24.5 -> 19 ms). Into L1
-        // (prefetcht0, 20% faster than into L2 here): a tile's inputs are
-        // 4 KB each, and its first op reads them all.
-        const int64_t next = t + kFusedTile, next_len = std::min(kFusedTile, hi - next);
-        int op_index = 0;
-        for (const FusedOp& op : ops) {
-          if (next_len == kFusedTile) {
-            PrefetchShare(in, streamed_inputs, input_size, next, share_edges[op_index], share_edges[op_index + 1]);
-          } else if (next_len > 0) {
-            const int64_t shares = static_cast<int64_t>(ops.size());
-            PrefetchShare(in, streamed_inputs, input_size, next, next_len * op_index / shares,
-                          next_len * (op_index + 1) / shares);
-          }
-          ++op_index;
-          void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
-                      : staging >= 0 ? static_cast<void*>(registers[staging])
-                                     : static_cast<void*>(result + t * result_size);
-          if (!op.fn) {
-            const float* row = reinterpret_cast<const float*>(in[-1 - op.a]);
-            const int64_t at = t % op.broadcast.size;
-            if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
-              view[op.out] = row + at;  // the tile lies in one run of the row
-              continue;
-            }
-            BroadcastTile(row, op.broadcast, t, static_cast<float*>(dst), len);
-            if (op.out >= 0) view[op.out] = registers[op.out];
-            continue;
-          }
-          scalar_tiles = 0;
-          const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
-          const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
-          const void* c = !op.has_c ? nullptr : op.scalars & 4 ? scalar(op.c) : source(op.c);
-          op.fn(a, b, c, dst, len);
-          if (op.out >= 0) view[op.out] = registers[op.out];
-        }
-        if (staging >= 0) StreamTile(registers[staging], reinterpret_cast<float*>(result) + t, len);
-      }
-      if (staging >= 0) FenceStreamedStores();
-    });
+    frame.parallel->For(loop->elements, kGrain,
+                        [&](int64_t lo, int64_t hi) { loop->RunInto(frame, lo, hi, result, 0, staging); });
   };
 }
 

@@ -7,6 +7,7 @@
 // select, clamp and the logical ops are exact), so fusion changes no result.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,27 @@ int FusedRegistersNeeded(const std::vector<const hlo::Instruction*>& members);
 Kernel FusedElementwiseKernel(const std::vector<const hlo::Instruction*>& members,
                               const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
                               const Slot& out);
+
+// A group's loop with the slots of what it reads bound, for kernels that
+// compute parts of its root's value where they need them
+// (FusedRowReduceKernel).
+class FusedLoop {
+ public:
+  virtual ~FusedLoop() = default;
+  // Elements [begin, end) of the root's value into out[0, end - begin).
+  virtual void Run(const Frame& frame, int64_t begin, int64_t end, void* out) const = 0;
+};
+
+// A reduce of rows (fusion_planner.h's RowReduceInBlocks) whose operand is
+// the root of `members`, computed block by block of rows as the reduce
+// reads it (kernels_fused_reduce.cc, in the plugin); nullptr if it cannot.
+Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
+                            const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
+                            const Slot& init, const Slot& out);
+
+// The loop of a group, or nullptr if some member is not a loop op.
+std::shared_ptr<const FusedLoop> MakeFusedLoop(const std::vector<const hlo::Instruction*>& members,
+                                              const std::vector<const hlo::Instruction*>& inputs,
+                                              const std::vector<Slot>& input_slots);
 
 }  // namespace anvil::cpu

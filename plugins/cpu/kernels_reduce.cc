@@ -206,4 +206,9 @@ Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, cons
   }
 }
 
+Kernel RowReduceKernel(Opcode op, int64_t rows, int64_t row_length, const Slot& in, const Slot& init,
+                       const Slot& out) {
+  return ReduceOf<float>(op, in, init, out, {rows}, {row_length}, {row_length}, {1});
+}
+
 }  // namespace anvil::cpu

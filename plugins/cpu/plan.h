@@ -163,6 +163,10 @@ Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const 
 // topk: `out` holds the values' and the indices' slots.
 Kernel TopKKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 Kernel ReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// The same loops for an f32 reduce by `op` of `rows` dense rows of
+// `row_length` into `rows` results: a block of a fused reduce's rows.
+Kernel RowReduceKernel(hlo::Opcode op, int64_t rows, int64_t row_length, const Slot& in, const Slot& init,
+                       const Slot& out);
 // reduce of one or more f32, s32 or pred operands by a body of compares,
 // selects and simple arithmetic (argmax, argmin), lanes of outputs at a
 // time (kernels_lane_reduce.cc); `out` holds the result leaves' slots.

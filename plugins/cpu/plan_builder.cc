@@ -317,9 +317,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       value_of_[&i] = static_cast<int>(plan_->values.size()) - 1;
       continue;
     }
-    if (fusion.group_of[s] >= 0) {
-      // A group's root reads, at its step, everything its members read.
-      for (const Instruction* o : fusion.groups[fusion.group_of[s]].inputs) Use(value_of_.at(o), step);
+    if (fusion.group_of[s] >= 0 || fusion.reduce_group[s] >= 0) {
+      // A group's root reads, at its step, everything its members read; so
+      // does a reduce computing a group's root, and its initial value.
+      const int g = fusion.group_of[s] >= 0 ? fusion.group_of[s] : fusion.reduce_group[s];
+      for (const Instruction* o : fusion.groups[g].inputs) Use(value_of_.at(o), step);
+      if (fusion.reduce_group[s] >= 0) Use(value_of_.at(i.operands[1]), step);
       const int v = NewValue(i.shape, step);
       computes[s] = true;
       value_of_[&i] = v;
@@ -487,18 +490,23 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t s = 0; s < instructions.size(); ++s) {
     if (!computes[s]) continue;
     const Instruction& i = *instructions[s];
-    if (fusion.group_of[s] >= 0) {
-      const FusionGroup& group = fusion.groups[fusion.group_of[s]];
+    if (fusion.group_of[s] >= 0 || fusion.reduce_group[s] >= 0) {
+      const bool reduce = fusion.reduce_group[s] >= 0;
+      const FusionGroup& group = fusion.groups[reduce ? fusion.reduce_group[s] : fusion.group_of[s]];
       std::vector<Slot> in;
       for (const Instruction* o : group.inputs) in.push_back(SlotOf(value_of_.at(o)));
-      Kernel kernel = FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
+      Kernel kernel = reduce ? FusedRowReduceKernel(i, group.members, group.inputs, in,
+                                                    SlotOf(value_of_.at(i.operands[1])), SlotOf(result_value[s]))
+                             : FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
       ++plan_->typed_steps;
       // The profile names the instructions a fused step holds.
       std::string held;
       for (const Instruction* m : group.members) held += (held.empty() ? "" : " ") + m->name;
-      plan_->steps.push_back(Step{"fusion(" + std::to_string(group.members.size()) + " ops) %" + i.name + " [" + held +
-                                      "]",
+      const size_t ops = group.members.size() + (reduce ? 1 : 0);
+      if (reduce) held += " " + i.name;
+      plan_->steps.push_back(Step{std::string(reduce ? "reduce+fusion(" : "fusion(") + std::to_string(ops) + " ops) %" +
+                                      i.name + " [" + held + "]",
                                   std::move(kernel)});
       continue;
     }

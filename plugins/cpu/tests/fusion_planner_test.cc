@@ -118,10 +118,70 @@ TEST(FusionPlanner, AValueEveryReaderOfWhichIsInTheGroupJoinsIt) {
 TEST(FusionPlanner, AValueAlsoReadOutsideTheGroupIsStored) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
-      "  l = f32[64] log(n)\n  s = f32[64] add(e, n)\n"
+      "  l = f32[64] reverse(n), dimensions={0}\n  s = f32[64] add(e, n)\n"
       "  ROOT r = (f32[64], f32[64]) tuple(s, l)\n");
-  // n is read by s's group and by l, which is no group: n is stored.
+  // n is read by s's group and by a reverse, which is no loop: n is stored.
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"e s <- n"}));
+}
+
+// The index of instruction `name` in the entry.
+size_t IndexOf(const Planned& p, const std::string& name) {
+  const auto& instructions = p.module->entry->instructions;
+  for (size_t k = 0; k < instructions.size(); ++k) {
+    if (instructions[k]->name == name) return k;
+  }
+  ADD_FAILURE() << "no instruction " << name;
+  return 0;
+}
+
+TEST(FusionPlanner, ACheapValueReadByLoopsIsRecomputedInEachAndNeverStored) {
+  // n (a negate of a parameter) is read by two loops: each computes it. e,
+  // an exponential, is read by two loops too, but costs too much to repeat:
+  // stored once.
+  Planned p = Plan(
+      "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
+      "  l = f32[64] log(n)\n  s = f32[64] add(e, n)\n  t = f32[64] tanh(e)\n"
+      "  ROOT r = (f32[64], f32[64], f32[64]) tuple(s, l, t)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"n s <- a e", "n l <- a", "n e <- a"}));
+  EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "n")]);
+  EXPECT_TRUE(p.plan.FusedAway(IndexOf(p, "n"), p.module->entry->instructions[IndexOf(p, "n")].get()));
+  EXPECT_FALSE(p.plan.FusedAway(IndexOf(p, "e"), p.module->entry->instructions[IndexOf(p, "e")].get()));
+}
+
+TEST(FusionPlanner, ARowReduceComputesTheLoopItAloneReads) {
+  // Layer norm's variance: the squares of x - mean are summed as they are
+  // computed (x - mean is recomputed by the normalised result's loop too);
+  // the column sum and the sum of a stored value read what is stored.
+  Planned p = Plan(
+      "  x = f32[8,16] parameter(0)\n  mean = f32[8] parameter(1)\n  zero = f32[] constant(0)\n"
+      "  mb = f32[8,16] broadcast(mean), dimensions={0}\n  d = f32[8,16] subtract(x, mb)\n"
+      "  d2 = f32[8,16] multiply(d, d)\n  v = f32[8] reduce(d2, zero), dimensions={1}, to_apply=add\n"
+      "  y = f32[8,16] multiply(d, x)\n  e = f32[8,16] exponential(x)\n"
+      "  c = f32[16] reduce(e, zero), dimensions={0}, to_apply=add\n"
+      "  ROOT t = (f32[8], f32[8,16], f32[16], f32[8,16]) tuple(v, y, c, e)\n",
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"mb d y <- mean x", "mb d d2 <- mean x"}));
+  const size_t v = IndexOf(p, "v"), d2 = IndexOf(p, "d2");
+  ASSERT_GE(p.plan.reduce_group[v], 0);
+  EXPECT_EQ(p.plan.groups[p.plan.reduce_group[v]].reduce, p.module->entry->instructions[v].get());
+  EXPECT_TRUE(p.plan.FusedAway(d2, p.module->entry->instructions[d2].get()));
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "c")], -1);  // a column sum, and e is an output
+}
+
+TEST(FusionPlanner, OnlyRowReductionsOfF32ByOneSimpleOpReduceInBlocks) {
+  Planned p = Plan(
+      "  x = f32[8,16,4] parameter(0)\n  zero = f32[] constant(0)\n  i = s32[8,16] parameter(1)\n"
+      "  izero = s32[] constant(0)\n"
+      "  rows = f32[8] reduce(x, zero), dimensions={1,2}, to_apply=add\n"
+      "  middle = f32[8,4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+      "  ints = s32[8] reduce(i, izero), dimensions={1}, to_apply=addi\n"
+      "  ROOT t = (f32[8], f32[8,4], s32[8]) tuple(rows, middle, ints)\n",
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+      "addi {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT c = s32[] add(a, b)\n}\n");
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(RowReduceInBlocks(*instructions[IndexOf(p, "rows")]));
+  EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "middle")]));
+  EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "ints")]));
 }
 
 TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {

@@ -1,0 +1,66 @@
+// A reduce of rows that computes its operand as it goes (fusion_planner.h,
+// RowReduceInBlocks): layer norm's sum of squared deviations, softmax's sum
+// of exponentials. Each thread takes blocks of whole rows, computes a
+// block of the operand with the operand's fused loop into a buffer of its
+// own (about 64 KB: it stays in L2), and reduces the block from there with
+// the reduce kernel's own loops (RowReduceKernel). Each output so combines
+// the same values in the same order as a reduce of the stored operand
+// would; only the operand's trip to memory and back is gone.
+#include <algorithm>
+#include <memory>
+
+#include "hlo/patterns.h"
+#include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/kernels_fused.h"
+#include "plugins/cpu/row_sums.h"
+
+namespace anvil::cpu {
+namespace {
+
+// A block's elements, about: enough rows to amortise a block's set-up,
+// few enough to stay in L2 beside the fused loop's tiles.
+constexpr int64_t kBlockElements = int64_t{1} << 14;
+
+}  // namespace
+
+Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
+                            const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
+                            const Slot& init, const Slot& out) {
+  if (!RowReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
+  const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
+  std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
+  if (!op || !loop) return nullptr;
+  const int64_t rows = reduce.shape.ElementCount();
+  const int64_t row = reduce.operands[0]->shape.ElementCount() / rows;
+  // Whole groups of the row-sum kernel's rows to a block.
+  const int64_t block_rows = std::max(kSumRows, kBlockElements / row / kSumRows * kSumRows);
+  const int64_t blocks = (rows + block_rows - 1) / block_rows;
+  const int64_t last_rows = rows - (blocks - 1) * block_rows;
+  // A block's reduce reads parameter 0 (the block), parameter 1 (the
+  // initial value) and writes output 0 (the block's outputs).
+  const Slot block_in{Slot::Kind::kParameter, 0, 0}, block_init{Slot::Kind::kParameter, 1, 0},
+      block_out{Slot::Kind::kOutput, 0, 0};
+  Kernel full = RowReduceKernel(*op, block_rows, row, block_in, block_init, block_out);
+  Kernel last = last_rows == block_rows ? full : RowReduceKernel(*op, last_rows, row, block_in, block_init, block_out);
+  if (!full || !last) return nullptr;
+  return [loop, full, last, rows, row, block_rows, blocks, init, out](const Frame& frame) {
+    void* start = frame.At(init);
+    float* y = static_cast<float*>(frame.At(out));
+    frame.parallel->For(blocks, 1, [&](int64_t lo, int64_t hi) {
+      const std::unique_ptr<float[]> buffer(new float[block_rows * row]);
+      const Parallel serial(nullptr);  // the block is this thread's alone
+      Frame block;
+      block.parameters = {buffer.get(), start};
+      block.outputs = {nullptr};
+      block.parallel = &serial;
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t r0 = b * block_rows, r1 = std::min(rows, r0 + block_rows);
+        loop->Run(frame, r0 * row, r1 * row, buffer.get());
+        block.outputs[0] = y + r0;
+        (r1 - r0 == block_rows ? full : last)(block);
+      }
+    });
+  };
+}
+
+}  // namespace anvil::cpu
