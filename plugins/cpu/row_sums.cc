@@ -10,6 +10,8 @@
 // AVX-512 and 0.46-0.49 ms with AVX2 on the same machine.)
 #include "plugins/cpu/row_sums.h"
 
+#include "plugins/cpu/row_tiles.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // GCC 12's AVX-512 intrinsics start their results from a self-initialised
 // _mm512_undefined_pd(), which -Wmaybe-uninitialized reports in every
@@ -21,30 +23,12 @@
 namespace anvil::cpu {
 namespace {
 
-// The plain loop, eight rows at a time: each row's next eight elements read
-// as a run and turned through a small tile, so that the eight chains
-// advance as one vector loop.
-inline void SumEightRows(const float* x, const int64_t* bases, int64_t inner, double* acc) {
-  constexpr int kRows = 8;
-  float tile[kRows][kRows];
-  int64_t k = 0;
-  for (; k + kRows <= inner; k += kRows) {
-    for (int j = 0; j < kRows; ++j) {
-      const float* row = x + bases[j] + k;
-      for (int t = 0; t < kRows; ++t) tile[t][j] = row[t];
-    }
-    for (int t = 0; t < kRows; ++t) {
-      for (int j = 0; j < kRows; ++j) acc[j] += static_cast<double>(tile[t][j]);
-    }
-  }
-  for (; k < inner; ++k) {
-    for (int j = 0; j < kRows; ++j) acc[j] += static_cast<double>(x[bases[j] + k]);
-  }
-}
+constexpr auto kPlus = [](double a, double b) { return a + b; };
 
+// The plain loop (row_tiles.h), eight rows at a time.
 void SumRowsBaseline(const float* x, const int64_t* bases, int64_t inner, double* acc) {
-  SumEightRows(x, bases, inner, acc);
-  SumEightRows(x, bases + 8, inner, acc + 8);
+  CombineRowsThroughTile<8>(x, bases, inner, acc, kPlus);
+  CombineRowsThroughTile<8>(x, bases + 8, inner, acc + 8, kPlus);
 }
 
 }  // namespace
@@ -79,9 +63,7 @@ __attribute__((target("avx2"))) void SumRowsAvx2(const float* x, const int64_t* 
     }
   }
   for (int g = 0; g < 4; ++g) _mm256_storeu_pd(acc + 4 * g, a[g]);
-  for (; k < inner; ++k) {
-    for (int64_t j = 0; j < kSumRows; ++j) acc[j] += static_cast<double>(x[bases[j] + k]);
-  }
+  CombineRowTails(x, bases, kSumRows, k, inner, acc, kPlus);
 }
 
 // r[t] becomes element t of the eight rows that r[0..7] held (row j's eight
@@ -125,9 +107,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void SumRowsAvx512
   }
   _mm512_storeu_pd(acc, a[0]);
   _mm512_storeu_pd(acc + 8, a[1]);
-  for (; k < inner; ++k) {
-    for (int64_t j = 0; j < kSumRows; ++j) acc[j] += static_cast<double>(x[bases[j] + k]);
-  }
+  CombineRowTails(x, bases, kSumRows, k, inner, acc, kPlus);
 }
 
 }  // namespace
