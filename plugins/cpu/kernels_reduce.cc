@@ -7,6 +7,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
+#include "plugins/cpu/column_sums.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reduced_dims.h"
@@ -38,12 +39,15 @@ using hlo::Opcode;
 //    kSumRows rows at once through SumRowsInDouble (row_sums.h), the same
 //    additions in the same order, vectorised across the rows.
 // Acc: the accumulator's type (double for f32 sums, see ReduceOf).
+// The widest column block: its accumulators stay in L1 (4 KB of doubles).
+constexpr int64_t kColumnBlock = 512;
 template <typename T, typename Acc = T, typename Combine>
 Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
               std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine,
               bool order_free = false) {
   constexpr bool kF32Sum = std::is_same_v<T, float> && std::is_same_v<Acc, double>;
-  constexpr int64_t kColumnBlock = 256, kRowGroup = kF32Sum ? kSumRows : 8, kLanes = 32;
+  constexpr int64_t kRowGroup = kF32Sum ? kSumRows : 8, kLanes = 32;
+  static_assert(kColumnBlock >= kRowGroup, "acc holds a column block or a row group");
   int64_t outputs = 1, inner = 1;
   for (int64_t d : kept_dims) outputs *= d;
   for (int64_t d : reduced_dims) inner *= d;
@@ -53,9 +57,17 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
   // Outputs in units of work: column blocks along the last kept dimension,
   // or row groups.
   const int64_t last = kept_dims.empty() ? 1 : kept_dims.back();
-  const int64_t blocks_per_row = columns ? (last + kColumnBlock - 1) / kColumnBlock : 0;
+  // Column blocks are as wide as kColumnBlock allows (each input row is then
+  // read in long runs), of equal width, and at least one per thread where
+  // the kept rows alone give fewer units than threads.
+  const int64_t blocks_per_row =
+      !columns ? 0
+      : outputs / last < Parallel::Threads()
+          ? std::max((last + kColumnBlock - 1) / kColumnBlock, std::min<int64_t>(Parallel::Threads(), (last + 63) / 64))
+          : (last + kColumnBlock - 1) / kColumnBlock;
+  const int64_t column_block = columns ? ((last + blocks_per_row - 1) / blocks_per_row + 15) / 16 * 16 : 0;
   const int64_t units = columns ? outputs / last * blocks_per_row : (outputs + kRowGroup - 1) / kRowGroup;
-  const int64_t unit_outputs = columns ? std::min(last, kColumnBlock) : kRowGroup;
+  const int64_t unit_outputs = columns ? std::min(last, column_block) : kRowGroup;
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, inner * unit_outputs));
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
@@ -72,18 +84,22 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
       return base;
     };
     frame.parallel->For(units, grain, [&](int64_t lo, int64_t hi) {
-      Acc acc[kColumnBlock > kRowGroup ? kColumnBlock : kRowGroup];
+      Acc acc[kColumnBlock];
       int64_t bases[kRowGroup];
       for (int64_t u = lo; u < hi; ++u) {
         if (columns) {
-          const int64_t first = u / blocks_per_row * last + u % blocks_per_row * kColumnBlock;
-          const int64_t count = std::min(kColumnBlock, last - u % blocks_per_row * kColumnBlock);
+          const int64_t first = u / blocks_per_row * last + u % blocks_per_row * column_block;
+          const int64_t count = std::min(column_block, last - u % blocks_per_row * column_block);
           const T* row = x + base_of(first);
           std::fill(acc, acc + count, Acc(start));
           ReducedWalk walk(reduced_dims, reduced_strides);
           for (int64_t k = 0; k < inner; ++k, walk.Next()) {
             const T* p = row + walk.offset();
-            for (int64_t j = 0; j < count; ++j) acc[j] = combine(acc[j], p[j]);
+            if constexpr (kF32Sum) {
+              AddRowToColumnSums(p, count, acc);  // column_sums.h: vector lanes of doubles
+            } else {
+              for (int64_t j = 0; j < count; ++j) acc[j] = combine(acc[j], p[j]);
+            }
           }
           for (int64_t j = 0; j < count; ++j) y[first + j] = static_cast<T>(acc[j]);
         } else if (lanes) {
