@@ -44,6 +44,7 @@ PROGRAMS = {
     "transpose_4096": ("bench/programs/transpose_4096.hlo", 10),
     "argmax": ("bench/programs/argmax.hlo", 10),
     "max_pool": ("bench/programs/max_pool.hlo", 3),
+    "max_pool_grad": ("bench/programs/max_pool_grad.hlo", 3),
     "sort_1m": ("bench/programs/sort_1m.hlo", 3),
 }
 ISSUE_WORKLOADS = ["chain", "mlp", "dot", "mobilenet"]

@@ -127,6 +127,15 @@ def max_pool():
     return lambda: torch.nn.functional.max_pool2d(x, 3, 2, 1)
 
 
+def max_pool_grad():
+    # PyTorch's backward scatters through the indices its forward saved;
+    # select-and-scatter finds each window's maximum again.
+    x = torch.rand(32, 64, 112, 112, requires_grad=True)
+    y = torch.nn.functional.max_pool2d(x, 3, 2, 1)
+    g = torch.rand_like(y)
+    return lambda: torch.autograd.grad(y, x, g, retain_graph=True)
+
+
 def sort_1m():
     # torch.sort also returns the permutation; it has no values-only sort.
     x = torch.rand(1 << 20)
@@ -136,7 +145,7 @@ def sort_1m():
 WORKLOADS = {"chain": chain, "mlp": mlp, "dot": dot, "mobilenet": mobilenet, "softmax": softmax,
              "layernorm": layernorm, "column_sum": column_sum, "embedding_lookup": embedding_lookup,
              "embedding_gradient": embedding_gradient, "transpose_4096": transpose_4096, "argmax": argmax,
-             "max_pool": max_pool, "sort_1m": sort_1m}
+             "max_pool": max_pool, "max_pool_grad": max_pool_grad, "sort_1m": sort_1m}
 
 
 def main():
