@@ -42,6 +42,16 @@ class Mlp(torch.nn.Module):
         return x
 
 
+class MlpWeightsAsInputs(torch.nn.Module):
+    # The same model with its weights and biases as graph inputs, as
+    # bench/programs/mlp_gelu.hlo takes them (parameters 1-8), rather than
+    # initializers, which ONNX Runtime may pack once when the session loads.
+    def forward(self, x, *weights):
+        for w, b in zip(weights[0::2], weights[1::2]):
+            x = torch.nn.functional.gelu(x @ w + b, approximate="tanh")
+        return x
+
+
 def session(model, inputs, threads):
     path = os.path.join(tempfile.mkdtemp(), "model.onnx")
     torch.onnx.export(model, tuple(inputs), path, opset_version=17)
@@ -62,7 +72,14 @@ def mlp(threads):
     return session(Mlp(), [torch.rand(256, 1024)], threads)
 
 
-WORKLOADS = {"chain": chain, "mlp": mlp}
+def mlp_weights_as_inputs(threads):
+    weights = []
+    for _ in range(4):
+        weights += [torch.randn(1024, 1024) / 32, torch.randn(1024) / 32]
+    return session(MlpWeightsAsInputs(), [torch.rand(256, 1024), *weights], threads)
+
+
+WORKLOADS = {"chain": chain, "mlp": mlp, "mlp_weights_as_inputs": mlp_weights_as_inputs}
 
 
 def main():
