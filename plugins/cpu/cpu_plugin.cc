@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "anvil/anvil_plugin.h"
+#include "hlo/canonicalize.h"
 #include "hlo/hlo_parser.h"
+#include "hlo/topk_rewriter.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/serialized_executable.h"
@@ -220,6 +222,9 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* t
     return anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
   }();
   if (!module.ok()) return FromStatus(module.status());
+  // A sort that only feeds the first k of each row (JAX's lax.top_k) runs
+  // as a topk; the rewritten module is also what the compile cache keeps.
+  if (anvil::hlo::RewriteSortsAsTopK(**module) > 0) anvil::hlo::RemoveDeadCode(**module);
   return CompileModule(context, std::move(module).value(), std::make_unique<anvil::cpu::ConvLayoutBook>(), out);
 }
 
