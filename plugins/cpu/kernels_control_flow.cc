@@ -7,7 +7,10 @@
 // entry), run in turn until the condition is false. The loop state lives in
 // the while's result buffers; each iteration the body writes the next state
 // into buffers of its own, which are then copied over the state (the body
-// reads the state while it writes). Everything an iteration needs, both
+// reads the state while it writes), except the leaves the body may update in
+// place (Plan::output_may_alias_parameter: passed through, or a
+// dynamic-update-slice of the leaf that nothing else reads, a scan's stacked
+// outputs), which it writes straight into the state. Everything an iteration needs, both
 // plans' scratch, the next state and the condition's flag, sits in the
 // step's temp region: a loop allocates nothing per iteration but the frames'
 // small pointer lists.
@@ -31,7 +34,9 @@ int64_t Reserve(int64_t& top, int64_t bytes) {
 
 struct Loop {
   std::unique_ptr<Plan> condition, body;
-  std::vector<int64_t> leaf_bytes, next_at;  // per state leaf: its size and where its next value goes
+  // Per state leaf: its size, and where its next value goes (-1: into the
+  // state itself, Plan::output_may_alias_parameter).
+  std::vector<int64_t> leaf_bytes, next_at;
   int64_t scratch_at = 0, flag_at = 0;
 };
 
@@ -69,9 +74,11 @@ hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<S
   }
   int64_t top = 0;
   loop->flag_at = Reserve(top, 1);
-  for (const hlo::Shape& s : next.output_shapes) {
-    loop->leaf_bytes.push_back(s.ByteSize());
-    loop->next_at.push_back(Reserve(top, s.ByteSize()));
+  for (size_t k = 0; k < next.output_shapes.size(); ++k) {
+    const int64_t bytes = next.output_shapes[k].ByteSize();
+    const bool in_place = k < next.output_may_alias_parameter.size() && next.output_may_alias_parameter[k];
+    loop->leaf_bytes.push_back(bytes);
+    loop->next_at.push_back(in_place ? -1 : Reserve(top, bytes));
   }
   // The two plans run one after the other: one scratch block serves both.
   loop->scratch_at = Reserve(top, std::max(cond.scratch_bytes, next.scratch_bytes));
@@ -95,14 +102,18 @@ hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<S
     test.parallel = frame.parallel;
     Frame step = test;
     step.outputs.clear();
-    for (int64_t at : loop->next_at) step.outputs.push_back(base + at);
+    for (size_t k = 0; k < loop->next_at.size(); ++k) {
+      step.outputs.push_back(loop->next_at[k] < 0 ? state[k] : base + loop->next_at[k]);
+    }
     step.constants = &loop->body->constants;
     for (;;) {
       RunSteps(*loop->condition, test);
       if (!*reinterpret_cast<const uint8_t*>(base + loop->flag_at)) break;
       RunSteps(*loop->body, step);
       for (size_t k = 0; k < state.size(); ++k) {
-        if (loop->leaf_bytes[k] > 0) std::memcpy(state[k], step.outputs[k], static_cast<size_t>(loop->leaf_bytes[k]));
+        if (loop->next_at[k] >= 0 && loop->leaf_bytes[k] > 0) {
+          std::memcpy(state[k], step.outputs[k], static_cast<size_t>(loop->leaf_bytes[k]));
+        }
       }
     }
   });

@@ -79,6 +79,10 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> outputs;            // values copied to the outputs at the end (or already there)
   std::vector<bool> output_in_place;   // whether output k was computed straight into its memory
+  // A nested plan's outputs that may be given their parameter's memory
+  // (BuildNestedPlan; a while loop's state, updated in place): with
+  // outputs[k] == parameters[k], the plan still computes every output.
+  std::vector<bool> output_may_alias_parameter;
   std::vector<hlo::Shape> parameter_shapes, output_shapes;
   int64_t scratch_bytes = 0;
   // Which steps run a typed kernel and which the reference evaluator.

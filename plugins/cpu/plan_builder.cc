@@ -128,6 +128,9 @@ class Builder {
   int64_t next_parameter_ = 0;  // leaves of a nested computation's tuple parameter
   // A value for a parameter of `shape`, its array leaves parameter slots.
   int ParameterValue(const hlo::Shape& shape);
+  void MarkOutputsThatMayAliasTheirParameters(const FusionPlan& fusion, const std::vector<bool>& computes,
+                                              const std::vector<std::vector<int>>& operand_values,
+                                              const std::vector<int>& result_value);
   std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
   std::vector<int> buffer_of_;  // value -> scratch buffer, or -1
   std::vector<Buffer> buffers_;
@@ -262,6 +265,61 @@ Kernel Builder::Fallback(const Instruction& i, std::vector<int> operands, int re
       if (!data.empty()) std::memcpy(frame.At(outputs[k].slot), data.data(), data.size());
     }
   };
+}
+
+// A loop's body plan may run with output k in the memory of parameter k,
+// its state leaf, so that the loop copies nothing back (Plan::
+// output_may_alias_parameter): when output k is parameter k itself (a leaf
+// the body passes through: nothing writes it), or when it is written in
+// place by a dynamic-update-slice whose operand is parameter k and nothing
+// else reads parameter k (a scan's stacked outputs: the update alone is
+// written, where the operand was copied whole, twice, every iteration).
+void Builder::MarkOutputsThatMayAliasTheirParameters(const FusionPlan& fusion, const std::vector<bool>& computes,
+                                                     const std::vector<std::vector<int>>& operand_values,
+                                                     const std::vector<int>& result_value) {
+  const auto& instructions = entry_.instructions;
+  const size_t parameters = plan_->parameter_shapes.size();
+  // Reads of each parameter's memory by the steps and by the outputs, and
+  // the one dynamic-update-slice (by its result value) reading it as its
+  // operand, when that is its only reader.
+  std::vector<int> reads(parameters, 0), updated_by(parameters, -1);
+  auto parameter_of = [&](int value) -> int {
+    const Slot slot = SlotOf(value);
+    return slot.kind == Slot::Kind::kParameter ? static_cast<int>(slot.index) : -1;
+  };
+  auto count = [&](int value, int updating) {
+    std::vector<int> leaves;
+    Leaves(value, leaves);
+    for (int leaf : leaves) {
+      const int p = parameter_of(leaf);
+      if (p < 0) continue;
+      ++reads[static_cast<size_t>(p)];
+      updated_by[static_cast<size_t>(p)] = updating;
+    }
+  };
+  for (size_t s = 0; s < instructions.size(); ++s) {
+    const Instruction& i = *instructions[s];
+    if (!computes[s]) continue;
+    if (fusion.group_of[s] >= 0 || fusion.reduce_group[s] >= 0) {
+      const int g = fusion.group_of[s] >= 0 ? fusion.group_of[s] : fusion.reduce_group[s];
+      for (const Instruction* o : fusion.groups[g].inputs) count(value_of_.at(o), -1);
+      if (fusion.reduce_group[s] >= 0) count(value_of_.at(i.operands[1]), -1);
+      continue;
+    }
+    for (size_t j = 0; j < operand_values[s].size(); ++j) {
+      const bool update_operand = i.opcode == Opcode::kDynamicUpdateSlice && j == 0;
+      count(operand_values[s][j], update_operand ? result_value[s] : -1);
+    }
+  }
+  for (int o : plan_->outputs) count(o, -1);
+  plan_->output_may_alias_parameter.assign(plan_->outputs.size(), false);
+  for (size_t k = 0; k < plan_->outputs.size() && k < parameters; ++k) {
+    const int v = plan_->outputs[k];
+    if (!plan_->values[v].shape->IsArray() || *plan_->values[v].shape != plan_->parameter_shapes[k]) continue;
+    const bool passed_through = parameter_of(v) == static_cast<int>(k);
+    const bool updated_in_place = plan_->output_in_place[k] && reads[k] == 1 && updated_by[k] == v;
+    plan_->output_may_alias_parameter[k] = passed_through || updated_in_place;
+  }
 }
 
 hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
@@ -646,6 +704,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   }
   plan_->scratch_bytes = top + temp_bytes;
   plan_->runs_inline = RunsInline(entry_);
+  if (nested_) MarkOutputsThatMayAliasTheirParameters(fusion, computes, operand_values, result_value);
   // Outputs not computed in place are copied at the end.
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (plan_->output_in_place[k]) continue;
@@ -655,7 +714,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     to.kind = Slot::Kind::kOutput;
     to.index = static_cast<int64_t>(k);
     plan_->steps.push_back(Step{"copy to output " + std::to_string(k), [=](const Frame& frame) {
-                                  if (bytes) std::memcpy(frame.At(to), frame.At(from), static_cast<size_t>(bytes));
+                                  // One memory when a loop runs the plan with
+                                  // output k over parameter k (a state leaf the
+                                  // body passes through).
+                                  void* dst = frame.At(to);
+                                  const void* src = frame.At(from);
+                                  if (bytes && dst != src) std::memcpy(dst, src, static_cast<size_t>(bytes));
                                 }});
   }
   return std::move(plan_);
