@@ -41,16 +41,25 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
   }
   auto dims = hlo::IntListAttribute(i, "dimensions");
   if (!dims.ok() || dims->size() != static_cast<size_t>(from.rank()) || dims->empty()) return std::nullopt;
-  const int64_t first = (*dims)[0];
-  BroadcastRun run{1, 1};
+  // An operand dimension of size 1 reads index 0 whatever the result's size
+  // there (JAX's softmax broadcasts its row maxima and sums from [..., 1]),
+  // so it drops out; what is left must be a run of consecutive result
+  // dimensions of the same sizes. None left: one element for all.
+  std::vector<int64_t> kept;  // result dimensions the operand's other dimensions map to
   for (size_t k = 0; k < dims->size(); ++k) {
     const int64_t d = (*dims)[k];
-    if (d != first + static_cast<int64_t>(k) || d >= i.shape.rank() || i.shape.dims()[d] != from.dims()[k]) {
-      return std::nullopt;
-    }
-    run.size *= from.dims()[k];
+    if (d < 0 || d >= i.shape.rank()) return std::nullopt;
+    if (from.dims()[k] == 1) continue;
+    if (i.shape.dims()[d] != from.dims()[k]) return std::nullopt;
+    kept.push_back(d);
   }
-  for (int64_t d = first + static_cast<int64_t>(dims->size()); d < i.shape.rank(); ++d) run.inner *= i.shape.dims()[d];
+  BroadcastRun run{1, 1};
+  if (kept.empty()) return run;
+  for (size_t k = 0; k < kept.size(); ++k) {
+    if (kept[k] != kept[0] + static_cast<int64_t>(k)) return std::nullopt;
+    run.size *= i.shape.dims()[kept[k]];
+  }
+  for (int64_t d = kept.back() + 1; d < i.shape.rank(); ++d) run.inner *= i.shape.dims()[d];
   return run;
 }
 

@@ -8,6 +8,7 @@
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/column_sums.h"
+#include "plugins/cpu/combine_run.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reduced_dims.h"
@@ -73,6 +74,7 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
     const T* x = static_cast<const T*>(frame.At(in));
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
+    const Isa isa = HostIsa();
     const int kept = static_cast<int>(kept_dims.size());
     // The input offset of output o's first reduced position.
     auto base_of = [&](int64_t o) {
@@ -97,6 +99,8 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
             const T* p = row + walk.offset();
             if constexpr (kF32Sum) {
               AddRowToColumnSums(p, count, acc);  // column_sums.h: vector lanes of doubles
+            } else if constexpr (std::is_same_v<Acc, T>) {
+              CombineRun(isa, acc, p, count, 1, combine);  // combine_run.h
             } else {
               for (int64_t j = 0; j < count; ++j) acc[j] = combine(acc[j], p[j]);
             }
@@ -110,7 +114,11 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
             for (int64_t j = 0; j < kLanes; ++j) acc[j] = row[j];
             int64_t k = kLanes;
             for (; k + kLanes <= inner; k += kLanes) {
-              for (int64_t j = 0; j < kLanes; ++j) acc[j] = combine(acc[j], row[k + j]);
+              if constexpr (std::is_same_v<Acc, T>) {
+                CombineRun(isa, acc, row + k, kLanes, 1, combine);  // combine_run.h
+              } else {
+                for (int64_t j = 0; j < kLanes; ++j) acc[j] = combine(acc[j], row[k + j]);
+              }
             }
             Acc total = start;
             for (int64_t j = 0; j < kLanes; ++j) total = combine(total, acc[j]);

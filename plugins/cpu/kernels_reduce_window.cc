@@ -16,6 +16,7 @@
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/combine_run.h"
 #include "plugins/cpu/isa.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reducers.h"
@@ -49,48 +50,6 @@ struct WindowTables {
 // (A 3x3 stride-2 max pool of f32[32,64,112,112]: one output at a time
 // through the tables, 350 ms; by rows, see docs/architecture.md.)
 constexpr int64_t kRowBlock = 256;
-
-// acc[j] = combine(acc[j], p[j * step]) for j < n: strides of one and two
-// (a pool's) as constants for the vectoriser, and compiled again for AVX2
-// and AVX-512 (each lane is one output's accumulator, and the ops are
-// exact, so every width gives the same bits).
-template <typename T, typename Combine>
-[[gnu::always_inline]] inline void CombineRunLoop(T* acc, const T* p, int64_t n, int64_t step, Combine combine) {
-  if (step == 1) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = combine(acc[j], p[j]);
-  } else if (step == 2) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = combine(acc[j], p[2 * j]);
-  } else {
-    for (int64_t j = 0; j < n; ++j) acc[j] = combine(acc[j], p[j * step]);
-  }
-}
-
-template <typename T, typename Combine>
-void CombineRunBaseline(T* acc, const T* p, int64_t n, int64_t step, Combine combine) {
-  CombineRunLoop(acc, p, n, step, combine);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-template <typename T, typename Combine>
-__attribute__((target("avx2"))) void CombineRunAvx2(T* acc, const T* p, int64_t n, int64_t step, Combine combine) {
-  CombineRunLoop(acc, p, n, step, combine);
-}
-
-template <typename T, typename Combine>
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void CombineRunAvx512(T* acc, const T* p, int64_t n,
-                                                                                     int64_t step, Combine combine) {
-  CombineRunLoop(acc, p, n, step, combine);
-}
-#endif
-
-template <typename T, typename Combine>
-void CombineRun(Isa isa, T* acc, const T* p, int64_t n, int64_t step, Combine combine) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (isa == Isa::kAvx512) return CombineRunAvx512(acc, p, n, step, combine);
-  if (isa == Isa::kAvx2) return CombineRunAvx2(acc, p, n, step, combine);
-#endif
-  CombineRunBaseline(acc, p, n, step, combine);
-}
 
 template <typename T, typename Combine>
 Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init, Slot out, Combine combine) {
