@@ -6,14 +6,19 @@
 // merge sort (hlo/merge_sort.h: stable, and defined for NaN, which no
 // strict weak order is), then every operand's row is permuted. Rows split
 // across threads.
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
+#include <optional>
+#include <unordered_map>
 
 #include "hlo/attributes.h"
 #include "hlo/merge_sort.h"
 #include "hlo/scalar_program.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/total_order.h"
 
 namespace anvil::cpu {
 namespace {
@@ -181,6 +186,212 @@ Kernel RecognisedComparatorSort(const hlo::Instruction& i, const SortLayout& l, 
 }
 
 
+// A comparator that compares one operand's two elements through the same
+// function of each, compare(g(p[2k]), g(p[2k+1])) or its mirror: JAX's
+// sort maps -0 to 0 and every NaN to one NaN that way before a TOTALORDER
+// compare. g runs once per element instead of twice per comparison, and
+// the keys it gives are compared as integers (the total order, or an
+// integer's value) or as doubles (a float compare, NaN unordered).
+struct KeyedOrder {
+  int key = 0;  // the operand whose elements are compared
+  bool ascending = true, total_order = false;
+  ElementType key_type = ElementType::kF32;     // g's result
+  std::shared_ptr<const hlo::ScalarProgram> g;  // null: the element itself
+};
+
+// Whether `a` (reading parameter pa) and `b` (reading pb) compute the same
+// function of their parameter: the same ops on the same constants.
+bool Mirrors(const hlo::Instruction* a, const hlo::Instruction* b, int64_t pa, int64_t pb, int budget = 64) {
+  if (--budget < 0 || a->opcode != b->opcode || !(a->shape == b->shape)) return false;
+  if (a->opcode == Opcode::kParameter) return a->parameter_number == pa && b->parameter_number == pb;
+  if (a->opcode == Opcode::kConstant) return a->literal && b->literal && *a->literal == *b->literal;
+  if (a->operands.size() != b->operands.size() || !a->called_computations.empty() || !b->called_computations.empty()) {
+    return false;
+  }
+  auto semantic = [](const hlo::Instruction* i) {
+    std::vector<hlo::Attribute> kept;
+    for (const hlo::Attribute& attribute : i->attributes) {
+      if (attribute.key != "metadata") kept.push_back(attribute);
+    }
+    return kept;
+  };
+  if (semantic(a) != semantic(b)) return false;
+  for (size_t k = 0; k < a->operands.size(); ++k) {
+    if (!Mirrors(a->operands[k], b->operands[k], pa, pb, budget)) return false;
+  }
+  return true;
+}
+
+// g as a computation of its own: `side`'s instructions, its one parameter
+// becoming parameter 0.
+std::unique_ptr<hlo::Computation> KeyFunction(const hlo::Instruction* side) {
+  auto g = std::make_unique<hlo::Computation>();
+  g->name = "sort_key";
+  std::unordered_map<const hlo::Instruction*, hlo::Instruction*> copy;
+  std::function<hlo::Instruction*(const hlo::Instruction*)> clone = [&](const hlo::Instruction* i) {
+    if (auto it = copy.find(i); it != copy.end()) return it->second;
+    auto c = std::make_unique<hlo::Instruction>();
+    c->name = i->name;
+    c->opcode = i->opcode;
+    c->shape = i->shape;
+    c->attributes = i->attributes;
+    c->literal = i->literal;
+    if (i->opcode == Opcode::kParameter) c->parameter_number = 0;
+    for (const hlo::Instruction* o : i->operands) c->operands.push_back(clone(o));
+    hlo::Instruction* added = g->AddInstruction(std::move(c));
+    if (i->opcode == Opcode::kParameter) g->parameters = {added};
+    copy[i] = added;
+    return added;
+  };
+  g->root = clone(side);
+  if (g->parameters.empty()) return nullptr;  // a key that ignores the element
+  return g;
+}
+
+std::optional<KeyedOrder> KeyedComparator(const hlo::Computation& comparator, const std::vector<ElementType>& types) {
+  const hlo::Instruction* root = comparator.root;
+  if (!root || root->opcode != Opcode::kCompare || root->operands.size() != 2) return std::nullopt;
+  const std::string direction = hlo::StringAttribute(*root, "direction");
+  if (direction != "LT" && direction != "GT") return std::nullopt;
+  // The parameter each side reads: find one on the left, then check the
+  // right mirrors it with the other element of the same operand.
+  const hlo::Instruction* left = root->operands[0];
+  const hlo::Instruction* right = root->operands[1];
+  std::optional<int64_t> pa;
+  std::function<void(const hlo::Instruction*)> find = [&](const hlo::Instruction* i) {
+    if (i->opcode == Opcode::kParameter) pa = pa ? std::min(*pa, i->parameter_number) : i->parameter_number;
+    for (const hlo::Instruction* o : i->operands) find(o);
+  };
+  find(left);
+  if (!pa) return std::nullopt;
+  const int64_t pb = *pa % 2 == 0 ? *pa + 1 : *pa - 1;
+  if (!Mirrors(left, right, *pa, pb)) return std::nullopt;
+  KeyedOrder order;
+  order.key = static_cast<int>(*pa / 2);
+  if (order.key >= static_cast<int>(types.size())) return std::nullopt;
+  // compare(g(p[2k]), g(p[2k+1])) LT: ascending; the mirror, descending.
+  order.ascending = (direction == "LT") == (*pa % 2 == 0);
+  order.key_type = left->shape.element_type();
+  const std::string type = hlo::StringAttribute(*root, "type");
+  switch (order.key_type) {
+    case ElementType::kF32: case ElementType::kF64:
+      if (type != "TOTALORDER" && !type.empty() && type != "FLOAT") return std::nullopt;
+      order.total_order = type == "TOTALORDER";
+      break;
+    case ElementType::kS32: case ElementType::kS64:
+      if (!type.empty() && type != "SIGNED") return std::nullopt;
+      order.total_order = true;  // integer keys compare as integers
+      break;
+    case ElementType::kU32: case ElementType::kU64: case ElementType::kPred:
+      if (!type.empty() && type != "UNSIGNED") return std::nullopt;
+      order.total_order = true;
+      break;
+    default: return std::nullopt;
+  }
+  if (left->opcode != Opcode::kParameter) {
+    std::unique_ptr<hlo::Computation> g = KeyFunction(left);
+    if (!g) return std::nullopt;
+    auto program = hlo::ScalarProgram::Compile(*g);
+    if (!program.ok() || program->parameter_count() != 1 || program->result_count() != 1 ||
+        program->result_type(0) != order.key_type) {
+      return std::nullopt;
+    }
+    order.g = std::make_shared<const hlo::ScalarProgram>(*std::move(program));
+  } else if (types[static_cast<size_t>(order.key)] != order.key_type) {
+    return std::nullopt;
+  }
+  return order;
+}
+
+// A stable LSD radix sort of (key, position) pairs by key, a byte at a
+// time, skipping the bytes every key shares. With keys in a strict total
+// order a stable sort's result is unique, so this is the evaluator's merge
+// sort's result, in O(n) rather than O(n log n) branchy compares.
+void RadixSortByKey(std::vector<std::pair<uint64_t, int64_t>>& v, std::vector<std::pair<uint64_t, int64_t>>& spare) {
+  spare.resize(v.size());
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t start[257] = {};
+    for (const auto& e : v) ++start[((e.first >> shift) & 255) + 1];
+    if (std::find(start + 1, start + 257, v.size()) != start + 257) continue;  // one byte for all
+    for (int b = 1; b < 257; ++b) start[b] += start[b - 1];
+    for (const auto& e : v) spare[start[(e.first >> shift) & 255]++] = e;
+    v.swap(spare);
+  }
+}
+
+// Each row's keys made once (g of each element), then (key, position)
+// pairs sorted by key alone, stably (keys in a total order: a radix sort;
+// float keys compared as floats, which NaN leaves unordered: the
+// evaluator's merges, with the comparator's answers), then every operand's
+// row permuted.
+template <typename Key>
+Kernel KeyedSort(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, std::vector<ElementType> types,
+                 KeyedOrder order) {
+  return [=](const Frame& frame) {
+    const ElementType element_type = types[static_cast<size_t>(order.key)];
+    const int64_t element_bytes = l.element_bytes[static_cast<size_t>(order.key)];
+    const auto* keys_at = static_cast<const unsigned char*>(frame.At(in[static_cast<size_t>(order.key)]));
+    frame.parallel->For(l.rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, l.length)), [&](int64_t lo, int64_t hi) {
+      std::vector<hlo::Scalar> registers = order.g ? order.g->NewRegisters() : std::vector<hlo::Scalar>{};
+      std::vector<std::pair<Key, int64_t>> row(static_cast<size_t>(l.length)), spare;
+      std::vector<unsigned char> moved;
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t start = RowStart(l, r);
+        for (int64_t p = 0; p < l.length; ++p) {
+          const unsigned char* element = keys_at + (start + p * l.stride) * element_bytes;
+          hlo::Scalar v = hlo::LoadScalar(element_type, element);
+          if (order.g) {
+            hlo::Scalar key;
+            order.g->Run(&v, registers, &key);
+            v = key;
+          }
+          Key k;
+          if constexpr (std::is_same_v<Key, double>) {
+            k = v.re;  // a float key's value, exact in double
+          } else {
+            int64_t rank;
+            if (order.key_type == ElementType::kF32) {
+              float f;
+              hlo::StoreScalar(ElementType::kF32, v, &f);
+              rank = RankKey(f);
+            } else if (order.key_type == ElementType::kF64) {
+              double d;
+              hlo::StoreScalar(ElementType::kF64, v, &d);
+              rank = RankKey(d);
+            } else if (order.key_type == ElementType::kU64) {
+              rank = RankKey(v.bits);
+            } else {
+              rank = static_cast<int64_t>(v.bits);  // sign-extended or zero-extended: the value
+            }
+            // Unsigned, in the order asked for: ascending ranks offset by
+            // 2^63, descending ones complemented (ties keep their places).
+            const uint64_t ordered = static_cast<uint64_t>(rank) ^ (uint64_t{1} << 63);
+            k = order.ascending ? ordered : ~ordered;
+          }
+          row[static_cast<size_t>(p)] = {k, p};
+        }
+        if constexpr (std::is_same_v<Key, uint64_t>) {
+          RadixSortByKey(row, spare);
+        } else if (order.ascending) {
+          hlo::MergeSort(row, [](const auto& a, const auto& b) { return a.first < b.first; });
+        } else {
+          hlo::MergeSort(row, [](const auto& a, const auto& b) { return a.first > b.first; });
+        }
+        for (size_t v = 0; v < in.size(); ++v) {
+          const size_t bytes = static_cast<size_t>(l.element_bytes[v]);
+          const auto* src = static_cast<const unsigned char*>(frame.At(in[v]));
+          auto* dst = static_cast<unsigned char*>(frame.At(out[v]));
+          moved.resize(bytes * static_cast<size_t>(l.length));
+          for (int64_t p = 0; p < l.length; ++p) {
+            std::memcpy(moved.data() + p * bytes, src + (start + row[static_cast<size_t>(p)].second * l.stride) * bytes, bytes);
+          }
+          for (int64_t p = 0; p < l.length; ++p) std::memcpy(dst + (start + p * l.stride) * bytes, moved.data() + p * bytes, bytes);
+        }
+      }
+    });
+  };
+}
+
 }  // namespace
 
 Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
@@ -204,6 +415,10 @@ Kernel SortKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const 
   l.stride = l.strides[static_cast<size_t>(l.dim)];
   l.rows = l.length == 0 ? 0 : i.operands[0]->shape.ElementCount() / l.length;
   if (Kernel k = RecognisedComparatorSort(i, l, in, out)) return k;
+  if (std::optional<KeyedOrder> order = KeyedComparator(*i.called_computations[0], types)) {
+    const bool float_compare = !order->total_order;
+    return float_compare ? KeyedSort<double>(l, in, out, types, *order) : KeyedSort<uint64_t>(l, in, out, types, *order);
+  }
   auto comparator = hlo::ScalarProgram::Compile(*i.called_computations[0]);
   if (!comparator.ok() || comparator->parameter_count() != static_cast<int>(2 * in.size()) ||
       comparator->result_count() != 1 || comparator->result_type(0) != ElementType::kPred) {
