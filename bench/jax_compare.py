@@ -2,11 +2,14 @@
 """jax.jit time per call on Anvil against JAX's own CPU backend (XLA), in one
 process on one machine: the MLP (four 1024x1024 layers with tanh-GELU,
 batch 256), the elementwise chain of bench/programs/elementwise_chain.hlo
-(16M f32 elements), and a one-op function (dispatch cost).
+(16M f32 elements), and a one-op function (dispatch cost); `models` (or
+`all`) adds bench/jax_models.py's workloads: training steps of a
+transformer block and a small CNN, a scan RNN's gradient, Adam, cross-
+entropy, cumsum, top_k, attention, sort and argsort.
 
 Run in the venv scripts/setup_python.sh makes:
 
-    build/jax-venv/bin/python bench/jax_compare.py [--repeats N]
+    build/jax-venv/bin/python bench/jax_compare.py [--repeats N] [WORKLOAD... | models | all]
 
 Prints one line per workload: milliseconds per call on each backend (the
 median of N timed calls after warm-up, each waited for with
@@ -23,6 +26,8 @@ os.environ.setdefault("JAX_PLATFORMS", "anvil,cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+
+import jax_models  # noqa: E402
 
 
 def gelu_tanh(h):
@@ -64,11 +69,11 @@ def time_per_call(device, f, args, repeats):
         placed = jax.device_put(args, device)
         jitted = jax.jit(f)
         for _ in range(3):
-            jitted(*placed).block_until_ready()
+            jax.block_until_ready(jitted(*placed))
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            jitted(*placed).block_until_ready()
+            jax.block_until_ready(jitted(*placed))
             times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
 
@@ -80,13 +85,18 @@ def main():
     args = parser.parse_args()
     anvil, cpu = jax.devices("anvil")[0], jax.devices("cpu")[0]
     table = workloads()
-    print(f"{'workload':<8} {'anvil ms':>10} {'xla cpu ms':>11} {'anvil/xla':>10}")
+    models = jax_models.workloads()
+    table.update(models)
+    names = []
     for name in args.workloads:
+        names += {"models": list(models), "all": list(table)}.get(name, [name])
+    print(f"{'workload':<16} {'anvil ms':>10} {'xla cpu ms':>11} {'anvil/xla':>10}")
+    for name in names:
         f, inputs = table[name]
         repeats = args.repeats * (50 if name == "one_op" else 1)
         a = time_per_call(anvil, f, inputs, repeats)
         x = time_per_call(cpu, f, inputs, repeats)
-        print(f"{name:<8} {a:>10.4g} {x:>11.4g} {a / x:>10.2f}")
+        print(f"{name:<16} {a:>10.4g} {x:>11.4g} {a / x:>10.2f}", flush=True)
 
 
 if __name__ == "__main__":
