@@ -4,6 +4,8 @@
 // CPU runs, read once.
 #pragma once
 
+#include <vector>
+
 namespace anvil::cpu {
 
 enum class Isa { kBaseline, kAvx2, kAvx512 };
@@ -21,6 +23,15 @@ inline Isa HostIsa() {
 #else
   return Isa::kBaseline;
 #endif
+}
+
+// The instruction sets this CPU runs, baseline first (for tests that check
+// every loop against a plain one).
+inline std::vector<Isa> IsasThisCpuRuns() {
+  std::vector<Isa> isas = {Isa::kBaseline};
+  if (HostIsa() != Isa::kBaseline) isas.push_back(Isa::kAvx2);
+  if (HostIsa() == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  return isas;
 }
 
 }  // namespace anvil::cpu

@@ -30,11 +30,7 @@ struct WindowTables {
   std::vector<int64_t> out_dims, taps, in_strides;
   // tap_input[d][o * taps[d] + w]: input index along d, or -1.
   std::vector<std::vector<int64_t>> tap_input;
-  // The last dimension's interior: output positions [interior_begin,
-  // interior_end) whose taps all fall on input elements, at
-  // o * last_stride + last_tap_offsets[w] (no base dilation).
-  int64_t interior_begin = 0, interior_end = 0, last_stride = 1;
-  std::vector<int64_t> last_tap_offsets;
+  WindowInterior last;  // the last dimension's interior
 };
 
 // Output rows (every output dimension but the last fixed) are split across
@@ -94,9 +90,9 @@ Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init,
         for (int64_t line_offset : lines) {
           const T* line = x + line_offset;
           if (interior) {
-            const int64_t step = t->last_stride * last_in_stride;
+            const int64_t step = t->last.stride * last_in_stride;
             for (int64_t tap = 0; tap < last_taps; ++tap) {
-              const T* p = line + (j0 * t->last_stride + t->last_tap_offsets[tap]) * last_in_stride;
+              const T* p = line + (j0 * t->last.stride + t->last.tap_offsets[tap]) * last_in_stride;
               CombineRun(isa, acc, p, n, step, combine);
             }
           } else {
@@ -141,7 +137,7 @@ Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init,
           }
         }
         // The row's edges through the tap table, its interior as strided runs.
-        const int64_t begin = std::min(t->interior_begin, length), end = std::max(begin, std::min(t->interior_end, length));
+        const int64_t begin = std::min(t->last.begin, length), end = std::max(begin, std::min(t->last.end, length));
         for (const auto& [from, to, interior] : {std::tuple{int64_t{0}, begin, false}, std::tuple{begin, end, true},
                                                  std::tuple{end, length, false}}) {
           for (int64_t j0 = from; j0 < to; j0 += kRowBlock) {
@@ -258,6 +254,24 @@ std::optional<WindowTaps> MakeWindowTaps(const std::vector<hlo::WindowDim>& wind
   return t;
 }
 
+WindowInterior InteriorOf(const hlo::WindowDim& window, const std::vector<int64_t>& table, int64_t taps,
+                          int64_t positions) {
+  WindowInterior interior;
+  interior.stride = window.stride;
+  for (int64_t w = 0; w < taps; ++w) interior.tap_offsets.push_back(w * window.window_dilation - window.pad_low);
+  if (window.base_dilation != 1) return interior;
+  auto all_inside = [&](int64_t o) {
+    for (int64_t w = 0; w < taps; ++w) {
+      if (table[static_cast<size_t>(o * taps + w)] < 0) return false;
+    }
+    return true;
+  };
+  while (interior.begin < positions && !all_inside(interior.begin)) ++interior.begin;
+  interior.end = interior.begin;
+  while (interior.end < positions && all_inside(interior.end)) ++interior.end;
+  return interior;
+}
+
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.operands.size() != 2 || in.size() != 2 || !i.shape.IsArray() || i.called_computations.size() != 1) return nullptr;
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
@@ -276,27 +290,7 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
     t->taps = std::move(taps->taps);
     t->tap_input = std::move(taps->tap_input);
     if (!t->out_dims.empty()) {
-      // The last dimension's interior: positions whose every tap reads an
-      // input element (no base dilation, so taps are affine in o).
-      const hlo::WindowDim& wd = window->back();
-      const int64_t length = t->out_dims.back(), taps_last = t->taps.back();
-      const std::vector<int64_t>& table = t->tap_input.back();
-      t->last_stride = wd.stride;
-      for (int64_t w = 0; w < taps_last; ++w) t->last_tap_offsets.push_back(w * wd.window_dilation - wd.pad_low);
-      auto all_inside = [&](int64_t o) {
-        for (int64_t w = 0; w < taps_last; ++w) {
-          if (table[static_cast<size_t>(o * taps_last + w)] < 0) return false;
-        }
-        return true;
-      };
-      if (wd.base_dilation == 1) {
-        int64_t b = 0;
-        while (b < length && !all_inside(b)) ++b;
-        int64_t e = b;
-        while (e < length && all_inside(e)) ++e;
-        t->interior_begin = b;
-        t->interior_end = e;
-      }
+      t->last = InteriorOf(window->back(), t->tap_input.back(), t->taps.back(), t->out_dims.back());
     }
   }
   switch (i.shape.element_type()) {

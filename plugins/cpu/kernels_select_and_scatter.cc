@@ -41,11 +41,7 @@ struct Windows {
   // tap_offset[j]: windowed dimension j's tap_input times its operand stride
   // (-1 stays -1).
   std::vector<std::vector<int64_t>> tap_offset;
-  // The last windowed dimension's interior: source positions [interior_begin,
-  // interior_end) whose taps are all inside the operand, tap w of position o
-  // at element offset (o * interior_stride + interior_tap[w]) * its stride.
-  int64_t interior_begin = 0, interior_end = 0, interior_stride = 1;
-  std::vector<int64_t> interior_tap;
+  WindowInterior interior;  // the last windowed dimension's
 };
 
 // Selections of n consecutive sources along the last windowed dimension,
@@ -170,7 +166,7 @@ Kernel SelectAndScatterOf(std::shared_ptr<const Windows> w, int64_t count, Slot 
           const int64_t taps0 = w->taps[d0], taps1 = w->taps[d1];
           const int64_t row_stride = w->source_strides[d0], col_stride = w->source_strides[d1];
           const int64_t stride1 = w->operand_strides[d1];
-          const int64_t begin = std::min(w->interior_begin, cols), end = std::max(begin, std::min(w->interior_end, cols));
+          const int64_t begin = std::min(w->interior.begin, cols), end = std::max(begin, std::min(w->interior.end, cols));
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t* off0 = w->tap_offset[0].data() + r * taps0;
             const T* src_row = src + source_base + r * row_stride;
@@ -195,8 +191,8 @@ Kernel SelectAndScatterOf(std::shared_ptr<const Windows> w, int64_t count, Slot 
               for (int64_t t0 = 0; t0 < taps0; ++t0) {
                 if (off0[t0] < 0) continue;
                 for (int64_t t1 = 0; t1 < taps1; ++t1) {
-                  const int64_t at = base + off0[t0] + (c0 * w->interior_stride + w->interior_tap[t1]) * stride1;
-                  SelectRun(isa, best, selected, x, at, n, w->interior_stride * stride1, first, keep);
+                  const int64_t at = base + off0[t0] + (c0 * w->interior.stride + w->interior.tap_offsets[t1]) * stride1;
+                  SelectRun(isa, best, selected, x, at, n, w->interior.stride * stride1, first, keep);
                   first = false;
                 }
               }
@@ -321,22 +317,7 @@ Kernel SelectAndScatterKernel(const hlo::Instruction& i, const std::vector<Slot>
   }
   if (!w->windowed.empty()) {
     const size_t d = w->windowed.back();
-    const hlo::WindowDim& wd = (*window)[d];
-    const int64_t taps_d = w->taps[d], length = w->source_dims[d];
-    auto all_inside = [&](int64_t o) {
-      for (int64_t t = 0; t < taps_d; ++t) {
-        if (w->tap_input[d][static_cast<size_t>(o * taps_d + t)] < 0) return false;
-      }
-      return true;
-    };
-    int64_t b = 0;
-    while (b < length && !all_inside(b)) ++b;
-    int64_t e = b;
-    while (e < length && all_inside(e)) ++e;
-    w->interior_begin = b;
-    w->interior_end = e;
-    w->interior_stride = wd.stride;
-    for (int64_t t = 0; t < taps_d; ++t) w->interior_tap.push_back(t * wd.window_dilation - wd.pad_low);
+    w->interior = InteriorOf((*window)[d], w->tap_input[d], w->taps[d], w->source_dims[d]);
   }
   const int64_t count = i.shape.ElementCount();
   switch (i.shape.element_type()) {

@@ -44,6 +44,23 @@ int64_t RowStart(const SortLayout& l, int64_t r) {
   return offset;
 }
 
+// Writes each operand's row at `start` with its elements in sorted order:
+// position p takes the element at position from(p). Each row is gathered
+// through `staging`, so that an output that is its own input (one buffer)
+// reads the unsorted values.
+template <typename From>
+void PermuteRow(const SortLayout& l, const std::vector<Slot>& in, const std::vector<Slot>& out, const Frame& frame,
+                int64_t start, From from, std::vector<unsigned char>& staging) {
+  for (size_t v = 0; v < in.size(); ++v) {
+    const size_t bytes = static_cast<size_t>(l.element_bytes[v]);
+    const auto* src = static_cast<const unsigned char*>(frame.At(in[v]));
+    auto* dst = static_cast<unsigned char*>(frame.At(out[v]));
+    staging.resize(bytes * static_cast<size_t>(l.length));
+    for (int64_t p = 0; p < l.length; ++p) std::memcpy(staging.data() + p * bytes, src + (start + from(p) * l.stride) * bytes, bytes);
+    for (int64_t p = 0; p < l.length; ++p) std::memcpy(dst + (start + p * l.stride) * bytes, staging.data() + p * bytes, bytes);
+  }
+}
+
 // Orders each row by `less_for(frame)`, a callable (row start, a, b) made
 // once per thread's share of the rows, then permutes every operand's row.
 template <typename LessFor>
@@ -57,18 +74,7 @@ Kernel SortRows(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, LessF
         const int64_t start = RowStart(l, r);
         std::iota(order.begin(), order.end(), 0);
         hlo::MergeSort(order, [&](int64_t a, int64_t b) { return less(start, a, b); });
-        // Gather each operand's row through a copy, so that an output that
-        // is its own input (one buffer) reads the unsorted values.
-        for (size_t v = 0; v < in.size(); ++v) {
-          const size_t bytes = static_cast<size_t>(l.element_bytes[v]);
-          const auto* src = static_cast<const unsigned char*>(frame.At(in[v]));
-          auto* dst = static_cast<unsigned char*>(frame.At(out[v]));
-          row.resize(bytes * static_cast<size_t>(l.length));
-          for (int64_t p = 0; p < l.length; ++p) {
-            std::memcpy(row.data() + p * bytes, src + (start + order[static_cast<size_t>(p)] * l.stride) * bytes, bytes);
-          }
-          for (int64_t p = 0; p < l.length; ++p) std::memcpy(dst + (start + p * l.stride) * bytes, row.data() + p * bytes, bytes);
-        }
+        PermuteRow(l, in, out, frame, start, [&](int64_t p) { return order[static_cast<size_t>(p)]; }, row);
       }
     });
   };
@@ -377,16 +383,7 @@ Kernel KeyedSort(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, std:
         } else {
           hlo::MergeSort(row, [](const auto& a, const auto& b) { return a.first > b.first; });
         }
-        for (size_t v = 0; v < in.size(); ++v) {
-          const size_t bytes = static_cast<size_t>(l.element_bytes[v]);
-          const auto* src = static_cast<const unsigned char*>(frame.At(in[v]));
-          auto* dst = static_cast<unsigned char*>(frame.At(out[v]));
-          moved.resize(bytes * static_cast<size_t>(l.length));
-          for (int64_t p = 0; p < l.length; ++p) {
-            std::memcpy(moved.data() + p * bytes, src + (start + row[static_cast<size_t>(p)].second * l.stride) * bytes, bytes);
-          }
-          for (int64_t p = 0; p < l.length; ++p) std::memcpy(dst + (start + p * l.stride) * bytes, moved.data() + p * bytes, bytes);
-        }
+        PermuteRow(l, in, out, frame, start, [&](int64_t p) { return row[static_cast<size_t>(p)].second; }, moved);
       }
     });
   };

@@ -129,6 +129,16 @@ struct WindowTaps {
 };
 std::optional<WindowTaps> MakeWindowTaps(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& in_dims,
                                          const std::vector<int64_t>& out_dims);
+// A dimension's interior: the first run of output positions [begin, end)
+// whose taps all read inside the input (its tap table `table`, `taps` taps
+// per position), where (no base dilation) tap w of position o reads input
+// o * stride + tap_offsets[w]. Empty for a base-dilated dimension.
+struct WindowInterior {
+  int64_t begin = 0, end = 0, stride = 1;
+  std::vector<int64_t> tap_offsets;
+};
+WindowInterior InteriorOf(const hlo::WindowDim& window, const std::vector<int64_t>& table, int64_t taps,
+                          int64_t positions);
 
 // Memory a kernel needs only while it runs. Steps run one at a time, so all
 // kernels' temporaries share one region of the scratch block, after the

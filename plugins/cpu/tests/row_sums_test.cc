@@ -12,13 +12,6 @@
 namespace anvil::cpu {
 namespace {
 
-std::vector<Isa> IsasThisCpuRuns() {
-  std::vector<Isa> isas = {Isa::kBaseline};
-  if (HostIsa() != Isa::kBaseline) isas.push_back(Isa::kAvx2);
-  if (HostIsa() == Isa::kAvx512) isas.push_back(Isa::kAvx512);
-  return isas;
-}
-
 TEST(CpuRowSums, EveryLoopAddsEachRowInOrderFromItsAccumulator) {
   std::mt19937 random(7);
   // Magnitudes over many binades, so that any change of order changes bits.
