@@ -48,16 +48,25 @@ struct Reader : plugin::ByteReader {
 
 }  // namespace
 
-const ConvLayout* ConvLayoutBook::Find(const std::string& key) const {
+std::optional<ConvLayout> ConvLayoutBook::Find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto it = layouts_.find(key);
-  return it == layouts_.end() ? nullptr : &it->second;
+  if (it == layouts_.end()) return std::nullopt;
+  return it->second;
 }
 
 void ConvLayoutBook::Record(const std::string& key, ConvLayout layout) {
+  std::lock_guard<std::mutex> lock(mutex_);
   layouts_.insert_or_assign(key, std::move(layout));
 }
 
+size_t ConvLayoutBook::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return layouts_.size();
+}
+
 std::string ConvLayoutBook::Write() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
   PutValue(out, ThisProcess());
   PutValue<uint64_t>(out, layouts_.size());

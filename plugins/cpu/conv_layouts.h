@@ -16,6 +16,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,12 +36,14 @@ struct ConvLayout {
   std::string impl;  // oneDNN's name for the implementation
 };
 
-// Written by one compile at a time (a plan is built on one thread).
+// A plan's kernels are built on several threads at once (plan_builder.cc):
+// look-ups and records lock, and a look-up returns a copy, which a record of
+// the same key cannot change under its reader.
 class ConvLayoutBook {
  public:
-  const ConvLayout* Find(const std::string& key) const;
+  std::optional<ConvLayout> Find(const std::string& key) const;
   void Record(const std::string& key, ConvLayout layout);
-  size_t size() const { return layouts_.size(); }
+  size_t size() const;
 
   std::string Write() const;
   // Reads what Write wrote; `what` names the bytes in errors, which give
@@ -47,6 +51,7 @@ class ConvLayoutBook {
   static hlo::StatusOr<std::unique_ptr<ConvLayoutBook>> Read(std::string_view bytes, const std::string& what);
 
  private:
+  mutable std::mutex mutex_;
   std::map<std::string, ConvLayout, std::less<>> layouts_;
 };
 

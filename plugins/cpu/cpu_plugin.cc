@@ -198,7 +198,7 @@ anvil_plugin_error* CompileModule(anvil_plugin_context* context, std::unique_ptr
   exe->module = std::move(module);
   exe->layouts = std::move(layouts);
   HostSpan span(context->executor, "cpu: plan");
-  auto plan = anvil::cpu::BuildPlan(*exe->module, exe->layouts.get());
+  auto plan = anvil::cpu::BuildPlan(*exe->module, exe->layouts.get(), &context->parallel);
   if (!plan.ok()) return FromStatus(plan.status());
   exe->plan = std::move(plan).value();
   // A plan whose live buffers cannot fit in this host is refused now, before

@@ -7,6 +7,7 @@
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/float_functions.h"
+#include "plugins/cpu/instruction_index.h"
 #include "plugins/cpu/kernels_fused.h"
 
 namespace anvil::cpu {
@@ -128,16 +129,10 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   plan.inlined_everywhere.assign(n, false);
   // What the walks below ask of each instruction, worked out once, by its
   // index (a training step's computation has thousands).
-  // Instruction -> index through the instructions sorted by address (one
-  // allocation, where a hash map makes one per instruction).
-  std::vector<std::pair<const Instruction*, int>> by_address(n);
-  for (size_t k = 0; k < n; ++k) by_address[k] = {instructions[k].get(), static_cast<int>(k)};
-  // (Usually sorted already: a module's instructions are allocated in order.)
-  if (!std::is_sorted(by_address.begin(), by_address.end())) std::sort(by_address.begin(), by_address.end());
-  auto index_of = [&](const Instruction* i) {
-    auto it = std::lower_bound(by_address.begin(), by_address.end(), std::make_pair(i, -1));
-    return it->second;  // every operand is an instruction of this computation
-  };
+  InstructionIndex index(n);
+  for (size_t k = 0; k < n; ++k) index[instructions[k].get()] = static_cast<int>(k);
+  // Every operand is an instruction of this computation.
+  auto index_of = [&](const Instruction* i) { return index.Find(i); };
   // Operands by index, and users in one flat array (users of k are
   // user_list[user_begin[k]] up to user_begin[k + 1]): two allocations
   // for the whole computation rather than one or more per instruction.

@@ -378,7 +378,7 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
   if (!problem || !temp) return nullptr;
   const std::string key = layouts ? ConvProblemKey(*problem) : std::string();
   std::shared_ptr<CompiledConvolution> compiled;
-  if (const ConvLayout* recorded = layouts ? layouts->Find(key) : nullptr) {
+  if (const std::optional<ConvLayout> recorded = layouts ? layouts->Find(key) : std::nullopt) {
     compiled = RecordedConvolution(*problem, *recorded);
   }
   if (!compiled) {

@@ -97,7 +97,9 @@ class ConvLayoutBook;
 // Compiles the canonical module's entry into a plan. `layouts` (optional)
 // gives oneDNN's choices for convolutions a compile described before (a
 // load from the compile cache), and receives those it describes now.
-hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts = nullptr);
+// `parallel` (optional): the steps' kernels are built on its host threads.
+hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts = nullptr,
+                                                const Parallel* parallel = nullptr);
 // Compiles a computation a loop runs: its parameter's array leaves are the
 // plan's parameters, in order, and its root's leaves its outputs.
 hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation, ConvLayoutBook* layouts);

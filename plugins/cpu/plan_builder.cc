@@ -7,7 +7,9 @@
 #include <mutex>
 #include <functional>
 #include <stdexcept>
+#include <exception>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,6 +17,7 @@
 #include "hlo/cost.h"
 #include "hlo/evaluator.h"
 #include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/instruction_index.h"
 #include "plugins/cpu/kernels_fused.h"
 #include "plugins/cpu/plan.h"
 
@@ -104,12 +107,28 @@ bool RunsInline(const hlo::Computation& entry) {
   return true;
 }
 
+// What pass 3 builds for one instruction: its step, or why it has none.
+struct BuiltStep {
+  std::optional<Step> step;
+  bool typed = false;  // a typed kernel, not the evaluator
+  int nested_reference_steps = 0;
+  int64_t temp_bytes = 0;
+  hlo::Status status;
+  std::exception_ptr exception;
+};
+
+// Steps a host thread takes at a time when they are built at once: kernels
+// take from a few microseconds (a loop of one) to a hundred (a convolution
+// oneDNN describes), so small batches keep both threads busy to the end.
+constexpr int64_t kStepsPerTask = 16;
+
 class Builder {
  public:
   // `nested`: a computation a while loop runs, whose one parameter may be a
-  // tuple (its leaves become parameters 0, 1, ... in order).
-  Builder(const hlo::Computation& entry, bool nested, ConvLayoutBook* layouts)
-      : entry_(entry), nested_(nested), layouts_(layouts) {}
+  // tuple (its leaves become parameters 0, 1, ... in order). `parallel`
+  // (may be null) builds the steps' kernels on the host threads at once.
+  Builder(const hlo::Computation& entry, bool nested, ConvLayoutBook* layouts, const Parallel* parallel = nullptr)
+      : entry_(entry), nested_(nested), layouts_(layouts), parallel_(parallel) {}
   hlo::StatusOr<std::unique_ptr<Plan>> Build();
 
  private:
@@ -125,6 +144,7 @@ class Builder {
   const hlo::Computation& entry_;
   const bool nested_;
   ConvLayoutBook* const layouts_;  // may be null
+  const Parallel* const parallel_;  // may be null
   int64_t next_parameter_ = 0;  // leaves of a nested computation's tuple parameter
   // A value for a parameter of `shape`, its array leaves parameter slots.
   int ParameterValue(const hlo::Shape& shape);
@@ -134,7 +154,13 @@ class Builder {
   std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
   std::vector<int> buffer_of_;  // value -> scratch buffer, or -1
   std::vector<Buffer> buffers_;
-  std::unordered_map<const Instruction*, int> value_of_;
+  InstructionIndex value_of_{entry_.instructions.size()};
+  // The value of an instruction planned already.
+  int ValueOf(const Instruction* i) const {
+    const int v = value_of_.Find(i);
+    if (v < 0) throw std::out_of_range("%" + i->name + " is read before it is planned");
+    return v;
+  }
   std::unordered_set<const Instruction*> computed_by_reduce_;  // iotas a reduce computes (Build)
 };
 
@@ -302,8 +328,8 @@ void Builder::MarkOutputsThatMayAliasTheirParameters(const FusionPlan& fusion, c
     if (!computes[s]) continue;
     if (fusion.group_of[s] >= 0 || fusion.reduce_group[s] >= 0) {
       const int g = fusion.group_of[s] >= 0 ? fusion.group_of[s] : fusion.reduce_group[s];
-      for (const Instruction* o : fusion.groups[g].inputs) count(value_of_.at(o), -1);
-      if (fusion.reduce_group[s] >= 0) count(value_of_.at(i.operands[1]), -1);
+      for (const Instruction* o : fusion.groups[g].inputs) count(ValueOf(o), -1);
+      if (fusion.reduce_group[s] >= 0) count(ValueOf(i.operands[1]), -1);
       continue;
     }
     for (size_t j = 0; j < operand_values[s].size(); ++j) {
@@ -340,7 +366,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   // (argmax's and argmin's indices): never stored, never read.
   std::unordered_map<const Instruction*, std::vector<bool>> computed_iotas;  // reduce -> per operand
   {
-    std::unordered_map<const Instruction*, int> reads;
+    InstructionIndex reads(instructions.size());
+    for (const auto& i : instructions) reads[i.get()] = 0;
     for (const auto& i : instructions) {
       for (const Instruction* o : i->operands) ++reads[o];
     }
@@ -379,8 +406,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       // A group's root reads, at its step, everything its members read; so
       // does a reduce computing a group's root, and its initial value.
       const int g = fusion.group_of[s] >= 0 ? fusion.group_of[s] : fusion.reduce_group[s];
-      for (const Instruction* o : fusion.groups[g].inputs) Use(value_of_.at(o), step);
-      if (fusion.reduce_group[s] >= 0) Use(value_of_.at(i.operands[1]), step);
+      for (const Instruction* o : fusion.groups[g].inputs) Use(ValueOf(o), step);
+      if (fusion.reduce_group[s] >= 0) Use(ValueOf(i.operands[1]), step);
       const int v = NewValue(i.shape, step);
       computes[s] = true;
       value_of_[&i] = v;
@@ -388,7 +415,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       continue;
     }
     for (const Instruction* o : i.operands) {
-      int v = value_of_.at(o);
+      int v = ValueOf(o);
       operand_values[s].push_back(v);
       Use(v, step);
     }
@@ -488,7 +515,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   // The outputs: the root's leaves. A leaf computed by a kernel (and listed
   // once) is written straight into its output memory.
   std::vector<int> outputs;
-  Leaves(value_of_.at(entry_.root), outputs);
+  Leaves(ValueOf(entry_.root), outputs);
   const int end = static_cast<int>(instructions.size());
   std::map<int, int> output_buffer_uses;
   for (int o : outputs) {
@@ -540,33 +567,33 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   Slot temp_region;
   temp_region.kind = Slot::Kind::kScratch;
   temp_region.offset = top;
-  int64_t temp_bytes = 0;
   if (!nested_) {
     for (const auto* p : entry_.parameters) plan_->parameter_shapes.push_back(p->shape);
   }
-  // Pass 3: kernels, bound to their final slots.
-  for (size_t s = 0; s < instructions.size(); ++s) {
-    if (!computes[s]) continue;
+  // Pass 3: kernels, bound to their final slots. Each step's kernel is
+  // built on its own (what it reads of the builder is settled), so steps
+  // are built on the host threads at once, then put in order.
+  auto build_step = [&](size_t s, BuiltStep& built) -> hlo::Status {
     const Instruction& i = *instructions[s];
     if (fusion.group_of[s] >= 0 || fusion.reduce_group[s] >= 0) {
       const bool reduce = fusion.reduce_group[s] >= 0;
       const FusionGroup& group = fusion.groups[reduce ? fusion.reduce_group[s] : fusion.group_of[s]];
       std::vector<Slot> in;
-      for (const Instruction* o : group.inputs) in.push_back(SlotOf(value_of_.at(o)));
+      for (const Instruction* o : group.inputs) in.push_back(SlotOf(ValueOf(o)));
       Kernel kernel = reduce ? FusedRowReduceKernel(i, group.members, group.inputs, in,
-                                                    SlotOf(value_of_.at(i.operands[1])), SlotOf(result_value[s]))
+                                                    SlotOf(ValueOf(i.operands[1])), SlotOf(result_value[s]))
                              : FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
-      ++plan_->typed_steps;
+      built.typed = true;
       // The profile names the instructions a fused step holds.
       std::string held;
       for (const Instruction* m : group.members) held += (held.empty() ? "" : " ") + m->name;
       const size_t ops = group.members.size() + (reduce ? 1 : 0);
       if (reduce) held += " " + i.name;
-      plan_->steps.push_back(Step{std::string(reduce ? "reduce+fusion(" : "fusion(") + std::to_string(ops) + " ops) %" +
-                                      i.name + " [" + held + "]",
-                                  std::move(kernel)});
-      continue;
+      built.step.emplace(std::string(reduce ? "reduce+fusion(" : "fusion(") + std::to_string(ops) + " ops) %" + i.name +
+                             " [" + held + "]",
+                         std::move(kernel));
+      return hlo::OkStatus();
     }
     std::vector<Slot> in;
     bool arrays = i.shape.IsArray();
@@ -587,11 +614,11 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       Temp temp{temp_region, 0};
       // A loop whose condition or body cannot be planned runs in the evaluator.
       int nested_reference_steps = 0;
-      auto built = WhileKernel(i, state_in, state_out, &temp, &nested_reference_steps, layouts_);
-      if (built.ok()) {
-        kernel = std::move(built).value();
-        temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
-        plan_->reference_steps += nested_reference_steps;
+      auto loop = WhileKernel(i, state_in, state_out, &temp, &nested_reference_steps, layouts_);
+      if (loop.ok()) {
+        kernel = std::move(loop).value();
+        built.temp_bytes = std::max(built.temp_bytes, AlignUp(temp.bytes));
+        built.nested_reference_steps += nested_reference_steps;
       }
     }
     if (i.opcode == Opcode::kConditional && !operand_values[s].empty()) {
@@ -609,12 +636,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       for (int leaf : out_leaves) result.push_back(SlotOf(leaf));
       Temp temp{temp_region, 0};
       int nested_reference_steps = 0;
-      auto built = ConditionalKernel(i, SlotOf(operand_values[s][0]), branch_operands, result, &temp,
-                                     &nested_reference_steps, layouts_);
-      if (built.ok()) {  // otherwise the evaluator runs it
-        kernel = std::move(built).value();
-        temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
-        plan_->reference_steps += nested_reference_steps;
+      auto branches = ConditionalKernel(i, SlotOf(operand_values[s][0]), branch_operands, result, &temp,
+                                        &nested_reference_steps, layouts_);
+      if (branches.ok()) {  // otherwise the evaluator runs it
+        kernel = std::move(branches).value();
+        built.temp_bytes = std::max(built.temp_bytes, AlignUp(temp.bytes));
+        built.nested_reference_steps += nested_reference_steps;
       }
     }
     const bool variadic_reduce = (i.opcode == Opcode::kReduce || i.opcode == Opcode::kReduceWindow) && !i.shape.IsArray();
@@ -683,10 +710,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel) kernel = DataMovementKernel(i, in, out);
       if (!kernel) kernel = ScalarElementwiseKernel(i, in, out);
     }
-    temp_bytes = std::max(temp_bytes, AlignUp(temp.bytes));
+    built.temp_bytes = std::max(built.temp_bytes, AlignUp(temp.bytes));
     const bool kernel_is_typed = static_cast<bool>(kernel);
     if (kernel) {
-      ++plan_->typed_steps;
+      built.typed = true;
     } else {
       if (i.opcode == Opcode::kCustomCall && !hlo::EvaluatorRunsCustomCall(i)) {
         // Refused here, when the program compiles, rather than when it runs.
@@ -696,11 +723,44 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
                                   "reference evaluator does not know what it computes");
       }
       kernel = Fallback(i, operand_values[s], result_value[s]);
-      ++plan_->reference_steps;
-      ReportReferenceStep(i);
     }
-    plan_->steps.push_back(Step{std::string(i.OpcodeSpelling()) + (kernel_is_typed ? "" : "(reference)") + " %" + i.name,
-                                std::move(kernel)});
+    built.step.emplace(std::string(i.OpcodeSpelling()) + (kernel_is_typed ? "" : "(reference)") + " %" + i.name,
+                       std::move(kernel));
+    return hlo::OkStatus();
+  };
+  std::vector<BuiltStep> built(instructions.size());
+  auto build_steps = [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) {
+      if (!computes[s]) continue;
+      // A builder's exception is rethrown on this thread, below, as it
+      // would have been thrown had the steps been built here one by one.
+      try {
+        built[s].status = build_step(static_cast<size_t>(s), built[s]);
+      } catch (...) {
+        built[s].exception = std::current_exception();
+      }
+    }
+  };
+  if (parallel_) {
+    parallel_->For(static_cast<int64_t>(instructions.size()), kStepsPerTask, build_steps);
+  } else {
+    build_steps(0, static_cast<int64_t>(instructions.size()));
+  }
+  int64_t temp_bytes = 0;
+  for (size_t s = 0; s < instructions.size(); ++s) {
+    if (!computes[s]) continue;
+    BuiltStep& b = built[s];
+    if (b.exception) std::rethrow_exception(b.exception);
+    if (!b.status.ok()) return b.status;
+    temp_bytes = std::max(temp_bytes, b.temp_bytes);
+    plan_->reference_steps += b.nested_reference_steps;
+    if (b.typed) {
+      ++plan_->typed_steps;
+    } else {
+      ++plan_->reference_steps;
+      ReportReferenceStep(*instructions[s]);
+    }
+    plan_->steps.push_back(std::move(*b.step));
   }
   plan_->scratch_bytes = top + temp_bytes;
   plan_->runs_inline = RunsInline(entry_);
@@ -727,10 +787,11 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
 
 }  // namespace
 
-hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts) {
+hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts,
+                                                const Parallel* parallel) {
   if (!module.entry) return hlo::InvalidArgument("module has no entry computation");
   planned_module = &module.name;
-  Builder builder(*module.entry, /*nested=*/false, layouts);
+  Builder builder(*module.entry, /*nested=*/false, layouts, parallel);
   auto plan = builder.Build();
   planned_module = nullptr;
   return plan;

@@ -40,12 +40,12 @@ TEST(ConvLayoutBook, ReadsBackWhatWasWrittenByProblem) {
   auto read = ConvLayoutBook::Read(book.Write(), "book");
   ASSERT_TRUE(read.ok()) << read.status().message();
   ASSERT_EQ((*read)->size(), 2u);
-  const ConvLayout* one = (*read)->Find(ConvProblemKey(Problem(1)));
-  const ConvLayout* two = (*read)->Find(ConvProblemKey(Problem(2)));
+  const std::optional<ConvLayout> one = (*read)->Find(ConvProblemKey(Problem(1)));
+  const std::optional<ConvLayout> two = (*read)->Find(ConvProblemKey(Problem(2)));
   ASSERT_TRUE(one && two);
   EXPECT_EQ(one->impl, "jit:avx512_core");
   EXPECT_EQ(two->ports[2], Layout('b', "").ports[2]);
-  EXPECT_EQ((*read)->Find(ConvProblemKey(Problem(4))), nullptr);
+  EXPECT_FALSE((*read)->Find(ConvProblemKey(Problem(4))).has_value());
 }
 
 TEST(ConvLayoutBook, EveryTruncationIsAnErrorWithItsByteOffset) {
