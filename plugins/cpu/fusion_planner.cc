@@ -33,13 +33,17 @@ bool IsScalarSplat(const Instruction& i) {
 
 std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
   if (IsScalarSplat(i)) return BroadcastRun{1, 1};
-  if (i.opcode != Opcode::kBroadcast || !IsArrayOf(i.shape, ElementType::kF32) || i.operands.size() != 1) {
+  // f32 values, and s32 ones for the loop ops that read them (a one-hot's
+  // compare of labels with an iota): four bytes an element either way.
+  if (i.opcode != Opcode::kBroadcast || !i.shape.IsArray() || i.operands.size() != 1 ||
+      (i.shape.element_type() != ElementType::kF32 && i.shape.element_type() != ElementType::kS32)) {
     return std::nullopt;
   }
   const hlo::Shape& from = i.operands[0]->shape;
-  if (!IsArrayOf(from, ElementType::kF32) || !from.HasDefaultLayout() || !i.shape.HasDefaultLayout()) {
+  if (!IsArrayOf(from, i.shape.element_type()) || !from.HasDefaultLayout() || !i.shape.HasDefaultLayout()) {
     return std::nullopt;
   }
+  if (from.rank() == 0) return BroadcastRun{1, 1};  // an s32 scalar's (an f32 one is a splat, above)
   auto dims = hlo::IntListAttribute(i, "dimensions");
   if (!dims.ok() || dims->size() != static_cast<size_t>(from.rank()) || dims->empty()) return std::nullopt;
   // An operand dimension of size 1 reads index 0 whatever the result's size
@@ -67,11 +71,13 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
 bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
 bool IsLoopOp(const Instruction& i) {
-  constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred;
+  constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred, kS32 = ElementType::kS32;
   auto any = [](auto) {};
   const size_t n = i.operands.size();
   if (IsArrayOf(i.shape, kF32)) {
     if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, kF32) && SameDims(i, 2, kF32);
+    // pred and s32 become f32 (a one-hot's compare, an index's value).
+    if (i.opcode == Opcode::kConvert) return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32));
     if (i.opcode == Opcode::kClamp) {
       auto bound = [&](size_t k) {
         return SameDims(i, k, kF32) || (IsArrayOf(i.operands[k]->shape, kF32) && i.operands[k]->shape.rank() == 0);
@@ -85,8 +91,9 @@ bool IsLoopOp(const Instruction& i) {
   if (IsArrayOf(i.shape, kPred)) {
     if (i.opcode == Opcode::kCompare) {
       const std::string type = hlo::StringAttribute(i, "type");
-      return n == 2 && SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && (type.empty() || type == "FLOAT") &&
-             CompareDirectionKnown(hlo::StringAttribute(i, "direction"));
+      const bool floats = SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && (type.empty() || type == "FLOAT");
+      const bool integers = SameDims(i, 0, kS32) && SameDims(i, 1, kS32) && (type.empty() || type == "SIGNED");
+      return n == 2 && (floats || integers) && CompareDirectionKnown(hlo::StringAttribute(i, "direction"));
     }
     if (i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr || i.opcode == Opcode::kXor) {
       return n == 2 && SameDims(i, 0, kPred) && SameDims(i, 1, kPred);

@@ -1,8 +1,9 @@
 // Which instructions of a computation the CPU plugin fuses into loops.
 //
 // Loop ops compute element k from element k of their operands: f32
-// arithmetic and math, compare of f32 (to pred), select of f32 by a pred,
-// and/or/xor/not of preds, clamp of f32 (its bounds may be scalars). A loop
+// arithmetic and math, compare of f32 or s32 (to pred), convert of pred or
+// s32 to f32, select of f32 by a pred, and/or/xor/not of preds, clamp of
+// f32 (its bounds may be scalars). A loop
 // op whose value has one user, that user a loop op of the same element
 // count, and which is not an output, is computed inside its user's loop,
 // tile by tile, instead of being stored and read back; so is a loop op all
@@ -11,7 +12,7 @@
 // that it alone reads, with that op's group, block by block of rows as it
 // reduces them: the group is then the reduce's, and its root is never
 // stored. A broadcast of an f32 scalar, or of a row-major vector
-// along a run of dimensions (a bias), costs next to nothing to recompute,
+// along a run of dimensions (a bias; s32 too), costs next to nothing to recompute,
 // so it is inlined into every loop op that reads it, and stored only if
 // something else reads it too. Each group is run by one kernel rooted at
 // the instruction whose value is stored.
@@ -61,8 +62,8 @@ bool IsScalarSplat(const hlo::Instruction& i);
 
 // A broadcast the fused loop computes from its operand by index: element e
 // of the result is element (e / inner) % size of the operand. That holds for
-// a scalar (size 1) and for an f32 operand whose dimensions are a run of
-// consecutive result dimensions (a bias row, a per-channel vector), both
+// a scalar (size 1) and for an f32 or s32 operand whose dimensions are a run
+// of consecutive result dimensions (a bias row, a per-channel vector), both
 // row-major.
 struct BroadcastRun {
   int64_t inner = 1, size = 1;

@@ -284,8 +284,9 @@ std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<
   return paired;
 }
 
-// Elements [t, t + n) of a broadcast whose element e is from[(e / inner) % size].
-void BroadcastTile(const float* from, const BroadcastRun& run, int64_t t, float* to, int64_t n) {
+// Elements [t, t + n) of a broadcast whose element e is from[(e / inner) % size],
+// moved as the 4 bytes they are (f32 or s32).
+void BroadcastTile(const uint32_t* from, const BroadcastRun& run, int64_t t, uint32_t* to, int64_t n) {
   if (run.size == 1) {
     std::fill_n(to, n, from[0]);
     return;
@@ -422,13 +423,13 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
                   : staging >= 0 ? static_cast<void*>(registers[staging])
                                  : static_cast<void*>(result + (t - first) * result_size);
       if (!op.fn) {
-        const float* row = reinterpret_cast<const float*>(inputs[-1 - op.a]);
+        const uint32_t* row = reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]);
         const int64_t at = t % op.broadcast.size;
         if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
           view[op.out] = row + at;  // the tile lies in one run of the row
           continue;
         }
-        BroadcastTile(row, op.broadcast, t, static_cast<float*>(dst), len);
+        BroadcastTile(row, op.broadcast, t, static_cast<uint32_t*>(dst), len);
         if (op.out >= 0) view[op.out] = registers[op.out];
         continue;
       }

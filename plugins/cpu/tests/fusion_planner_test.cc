@@ -42,6 +42,15 @@ Planned Plan(const std::string& body, const std::string& computations = "") {
   return p;
 }
 
+size_t IndexOf(const Planned& p, const std::string& name) {
+  const auto& instructions = p.module->entry->instructions;
+  for (size_t k = 0; k < instructions.size(); ++k) {
+    if (instructions[k]->name == name) return k;
+  }
+  ADD_FAILURE() << "no instruction " << name;
+  return 0;
+}
+
 TEST(FusionPlanner, AChainBecomesOneLoop) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  b = f32[64] parameter(1)\n  c = f32[64] parameter(2)\n"
@@ -69,11 +78,45 @@ TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
 
 TEST(FusionPlanner, NonElementwiseOpsAndOtherTypesBreakTheLoop) {
   Planned p = Plan(
-      "  a = f32[8,8] parameter(0)\n  i = s32[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
+      "  a = f32[8,8] parameter(0)\n  i = s16[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
       "  d = f32[8,8] dot(n, n), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
       "  e = f32[8,8] exponential(d)\n  f = f32[8,8] convert(i)\n  g = f32[8,8] add(e, f)\n"
       "  ROOT h = f32[8,8] tanh(g)\n");
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"e g h <- d f"}));
+}
+
+TEST(FusionPlanner, AOneHotOfS32LabelsIsOneLoopWithTheBroadcastsInlined) {
+  // JAX's one_hot: labels broadcast along the classes, compared (SIGNED)
+  // with an iota broadcast along the batch, converted to f32 and used.
+  Planned p = Plan(
+      "  labels = s32[4] parameter(0)\n  logits = f32[4,6] parameter(1)\n"
+      "  l1 = s32[4,1] broadcast(labels), dimensions={0}\n"
+      "  lb = s32[4,6] broadcast(l1), dimensions={0,1}\n  io = s32[1,6] iota(), iota_dimension=1\n"
+      "  ib = s32[4,6] broadcast(io), dimensions={0,1}\n"
+      "  eq = pred[4,6] compare(lb, ib), direction=EQ, type=SIGNED\n  oh = f32[4,6] convert(eq)\n"
+      "  ROOT m = f32[4,6] multiply(oh, logits)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"lb ib eq oh m <- l1 io logits"}));
+  for (const auto& i : p.module->entry->instructions) {
+    if (i->name == "lb") {
+      auto run = FusedBroadcastRun(*i);
+      EXPECT_TRUE(run && run->inner == 6 && run->size == 4);
+    }
+  }
+}
+
+TEST(FusionPlanner, OnlySignedCompareAndConvertToF32OfIntegersAreLoopOps) {
+  Planned p = Plan(
+      "  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  u = u32[8] parameter(2)\n"
+      "  c = pred[8] compare(a, b), direction=LT, type=SIGNED\n"
+      "  cu = pred[8] compare(u, u), direction=LT, type=UNSIGNED\n"
+      "  f = f32[8] convert(a)\n  i = s32[8] convert(c)\n  fu = f32[8] convert(u)\n"
+      "  ROOT t = (pred[8], pred[8], f32[8], s32[8], f32[8]) tuple(c, cu, f, i, fu)\n");
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, "c")]));
+  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "cu")]));
+  EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, "f")]));
+  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "i")]));
+  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "fu")]));
 }
 
 TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
@@ -125,14 +168,6 @@ TEST(FusionPlanner, AValueAlsoReadOutsideTheGroupIsStored) {
 }
 
 // The index of instruction `name` in the entry.
-size_t IndexOf(const Planned& p, const std::string& name) {
-  const auto& instructions = p.module->entry->instructions;
-  for (size_t k = 0; k < instructions.size(); ++k) {
-    if (instructions[k]->name == name) return k;
-  }
-  ADD_FAILURE() << "no instruction " << name;
-  return 0;
-}
 
 TEST(FusionPlanner, ACheapValueReadByLoopsIsRecomputedInEachAndNeverStored) {
   // n (a negate of a parameter) is read by two loops: each computes it. e,
