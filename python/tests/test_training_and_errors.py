@@ -54,6 +54,24 @@ def test_training_loop_matches_xla_cpu():
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
+def test_softmax_cross_entropy_with_one_hot_labels_matches_xla_cpu():
+    # jax.nn.one_hot compares broadcast s32 labels with an iota: the CPU
+    # plugin runs that compare, the convert and the loss's arithmetic in one
+    # fused loop. Labels out of range give all-zero rows, as on XLA.
+    def loss(logits, labels):
+        return -(jax.nn.log_softmax(logits) * jax.nn.one_hot(labels, logits.shape[-1])).sum(-1).mean()
+
+    rng = np.random.RandomState(3)
+    logits = rng.standard_normal((16, 37)).astype(np.float32)
+    labels = rng.randint(0, 37, 16).astype(np.int32)
+    labels[:3] = [-1, 37, 36]
+    f = jax.jit(jax.value_and_grad(loss))
+    want = f(*jax.device_put((logits, labels), cpu_device()))
+    got = f(*jax.device_put((logits, labels), anvil_device()))
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-5, atol=1e-7)
+
+
 def test_donated_argument_is_consumed():
     f = jax.jit(lambda x, y: x + y, donate_argnums=(0,))
     with jax.default_device(anvil_device()):
