@@ -302,13 +302,21 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     }
     plan.groups.push_back(std::move(group));
   }
-  // A reduce of rows computes a loop op operand that it alone reads (and
-  // that op's group) block by block, instead of reading it stored.
+  // A reduce of rows computes a loop op operand (and that op's group) block
+  // by block, instead of reading it stored: one that it alone reads, or one
+  // that is also read, but only after the reduce, which the reduce then
+  // stores as it computes it (root_stored).
   plan.reduce_group.assign(n, -1);
   for (size_t k = 0; k < n; ++k) {
     if (!RowReduceInBlocks(*instructions[k])) continue;
     const int o = operand_list[operand_begin[k]];
-    if (stored[o] || !loop_op[o] || users(o).size() != 1 || operand_list[operand_begin[k] + 1] == o) continue;
+    if (stored[o] || !loop_op[o] || recomputed[o] || operand_list[operand_begin[k] + 1] == o) continue;
+    // Read by the reduce alone, or by others too, all after it: the
+    // reduce's step then stores the value as it computes it.
+    const auto u = users(o);
+    const bool alone = u.size() == 1;
+    if (!std::all_of(u.begin(), u.end(), [&](int user) { return user >= static_cast<int>(k); })) continue;
+    if (plan.group_of[o] >= 0 && plan.groups[plan.group_of[o]].reduce) continue;  // another reduce computes it
     int g = plan.group_of[o];
     if (g < 0) {
       // A loop op fused with nothing: a group of its own, for the reduce.
@@ -324,6 +332,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       plan.groups.push_back(std::move(group));
     }
     plan.groups[g].reduce = instructions[k].get();
+    plan.groups[g].root_stored = !alone;
     plan.reduce_group[k] = g;
   }
   // A recomputed op is stored only when one of its readers ended in no

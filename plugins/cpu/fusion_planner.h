@@ -34,6 +34,10 @@ struct FusionGroup {
   std::vector<const hlo::Instruction*> inputs;
   // The reduce that computes the root's value as it reads it, or nullptr.
   const hlo::Instruction* reduce = nullptr;
+  // With a reduce: the root is read after the reduce by others too (softmax's
+  // exponentials, summed and then divided), so the reduce's step stores it
+  // as it computes it, one pass where there were two.
+  bool root_stored = false;
 };
 
 struct FusionPlan {

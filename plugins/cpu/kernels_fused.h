@@ -46,9 +46,11 @@ class FusedLoop {
 // A reduce of rows (fusion_planner.h's RowReduceInBlocks) whose operand is
 // the root of `members`, computed block by block of rows as the reduce
 // reads it (kernels_fused_reduce.cc, in the plugin); nullptr if it cannot.
+// `root_out` (may be null): where the group's root is stored too, as each
+// block is computed (FusionGroup::root_stored).
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
-                            const Slot& init, const Slot& out);
+                            const Slot& init, const Slot& out, const Slot* root_out = nullptr);
 
 // The loop of a group, or nullptr if some member is not a loop op.
 std::shared_ptr<const FusedLoop> MakeFusedLoop(const std::vector<const hlo::Instruction*>& members,

@@ -25,7 +25,7 @@ constexpr int64_t kBlockElements = int64_t{1} << 14;
 
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
-                            const Slot& init, const Slot& out) {
+                            const Slot& init, const Slot& out, const Slot* root_out) {
   if (!RowReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
   std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
@@ -43,19 +43,26 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
   Kernel full = RowReduceKernel(*op, block_rows, row, block_in, block_init, block_out);
   Kernel last = last_rows == block_rows ? full : RowReduceKernel(*op, last_rows, row, block_in, block_init, block_out);
   if (!full || !last) return nullptr;
-  return [loop, full, last, rows, row, block_rows, blocks, init, out](const Frame& frame) {
+  const bool stores_root = root_out != nullptr;
+  const Slot root = stores_root ? *root_out : Slot{};
+  return [loop, full, last, rows, row, block_rows, blocks, init, out, stores_root, root](const Frame& frame) {
     void* start = frame.At(init);
     float* y = static_cast<float*>(frame.At(out));
+    // A stored root is computed straight into its memory, block by block,
+    // and each block reduced from there while it is still in L2.
+    float* stored = stores_root ? static_cast<float*>(frame.At(root)) : nullptr;
     frame.parallel->For(blocks, 1, [&](int64_t lo, int64_t hi) {
-      const std::unique_ptr<float[]> buffer(new float[block_rows * row]);
+      const std::unique_ptr<float[]> buffer(stored ? nullptr : new float[block_rows * row]);
       const Parallel serial(nullptr);  // the block is this thread's alone
       Frame block;
-      block.parameters = {buffer.get(), start};
+      block.parameters = {nullptr, start};
       block.outputs = {nullptr};
       block.parallel = &serial;
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t r0 = b * block_rows, r1 = std::min(rows, r0 + block_rows);
-        loop->Run(frame, r0 * row, r1 * row, buffer.get());
+        float* values = stored ? stored + r0 * row : buffer.get();
+        loop->Run(frame, r0 * row, r1 * row, values);
+        block.parameters[0] = values;
         block.outputs[0] = y + r0;
         (r1 - r0 == block_rows ? full : last)(block);
       }

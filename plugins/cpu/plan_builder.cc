@@ -412,6 +412,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       computes[s] = true;
       value_of_[&i] = v;
       result_value[s] = v;
+      // A root others read after the reduce is stored by the reduce's step.
+      if (fusion.reduce_group[s] >= 0 && fusion.groups[g].root_stored) {
+        value_of_[fusion.groups[g].members.back()] = NewValue(fusion.groups[g].members.back()->shape, step);
+      }
       continue;
     }
     for (const Instruction* o : i.operands) {
@@ -580,8 +584,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       const FusionGroup& group = fusion.groups[reduce ? fusion.reduce_group[s] : fusion.group_of[s]];
       std::vector<Slot> in;
       for (const Instruction* o : group.inputs) in.push_back(SlotOf(ValueOf(o)));
+      const Slot root = reduce && group.root_stored ? SlotOf(ValueOf(group.members.back())) : Slot{};
       Kernel kernel = reduce ? FusedRowReduceKernel(i, group.members, group.inputs, in,
-                                                    SlotOf(ValueOf(i.operands[1])), SlotOf(result_value[s]))
+                                                    SlotOf(ValueOf(i.operands[1])), SlotOf(result_value[s]),
+                                                    group.root_stored ? &root : nullptr)
                              : FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
       built.typed = true;

@@ -203,6 +203,25 @@ TEST(FusionPlanner, ARowReduceComputesTheLoopItAloneReads) {
   EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "c")], -1);  // a column sum, and e is an output
 }
 
+TEST(FusionPlanner, ARowReduceStoresTheLoopItComputesWhenOthersReadItOnlyAfterIt) {
+  // Softmax: the exponentials are summed, then divided by the sums. A value
+  // read before its reduce is stored by its own step instead.
+  Planned p = Plan(
+      "  x = f32[8,16] parameter(0)\n  m = f32[8] parameter(1)\n  zero = f32[] constant(0)\n"
+      "  mb = f32[8,16] broadcast(m), dimensions={0}\n  d = f32[8,16] subtract(x, mb)\n"
+      "  ex = f32[8,16] exponential(d)\n  s = f32[8] reduce(ex, zero), dimensions={1}, to_apply=add\n"
+      "  sb = f32[8,16] broadcast(s), dimensions={0}\n  soft = f32[8,16] divide(ex, sb)\n"
+      "  t = f32[8,16] tanh(x)\n  early = f32[8,16] add(t, x)\n"
+      "  st = f32[8] reduce(t, zero), dimensions={1}, to_apply=add\n"
+      "  ROOT r = (f32[8,16], f32[8,16], f32[8]) tuple(soft, early, st)\n",
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n");
+  const int g = p.plan.reduce_group[IndexOf(p, "s")];
+  ASSERT_GE(g, 0);
+  EXPECT_TRUE(p.plan.groups[g].root_stored);
+  EXPECT_EQ(p.plan.groups[g].members.back()->name, "ex");
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "st")], -1);
+}
+
 TEST(FusionPlanner, OnlyRowReductionsOfF32ByOneSimpleOpReduceInBlocks) {
   Planned p = Plan(
       "  x = f32[8,16,4] parameter(0)\n  zero = f32[] constant(0)\n  i = s32[8,16] parameter(1)\n"
