@@ -19,6 +19,7 @@
 // integer out of range: the last, as HLO defines), whose plan reads that
 // branch's operand and writes the conditional's result buffers directly.
 #include <cstring>
+#include <utility>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/plan.h"
@@ -94,26 +95,37 @@ hlo::StatusOr<Kernel> WhileKernel(const hlo::Instruction& i, const std::vector<S
       if (to != from && loop->leaf_bytes[k] > 0) std::memcpy(to, from, static_cast<size_t>(loop->leaf_bytes[k]));
       state.push_back(to);
     }
+    // Leaves the body cannot update in place alternate between their state
+    // memory and a spare buffer: each iteration's outputs go to the spare,
+    // which then holds the state, so nothing is copied back per iteration
+    // (a scan's gradient accumulators, 256 KB each, copied every step);
+    // the last state is copied once, where it is not already.
+    std::vector<void*> current = state, spare(state.size(), nullptr);
+    for (size_t k = 0; k < loop->next_at.size(); ++k) {
+      if (loop->next_at[k] >= 0) spare[k] = base + loop->next_at[k];
+    }
     Frame test;
-    test.parameters = state;
     test.outputs = {base + loop->flag_at};
     test.scratch = base + loop->scratch_at;
     test.constants = &loop->condition->constants;
     test.parallel = frame.parallel;
     Frame step = test;
-    step.outputs.clear();
-    for (size_t k = 0; k < loop->next_at.size(); ++k) {
-      step.outputs.push_back(loop->next_at[k] < 0 ? state[k] : base + loop->next_at[k]);
-    }
+    step.outputs.assign(state.size(), nullptr);
     step.constants = &loop->body->constants;
     for (;;) {
+      test.parameters = current;
       RunSteps(*loop->condition, test);
       if (!*reinterpret_cast<const uint8_t*>(base + loop->flag_at)) break;
+      step.parameters = current;
+      for (size_t k = 0; k < current.size(); ++k) step.outputs[k] = spare[k] ? spare[k] : current[k];
       RunSteps(*loop->body, step);
-      for (size_t k = 0; k < state.size(); ++k) {
-        if (loop->next_at[k] >= 0 && loop->leaf_bytes[k] > 0) {
-          std::memcpy(state[k], step.outputs[k], static_cast<size_t>(loop->leaf_bytes[k]));
-        }
+      for (size_t k = 0; k < current.size(); ++k) {
+        if (spare[k]) std::swap(current[k], spare[k]);
+      }
+    }
+    for (size_t k = 0; k < state.size(); ++k) {
+      if (current[k] != state[k] && loop->leaf_bytes[k] > 0) {
+        std::memcpy(state[k], current[k], static_cast<size_t>(loop->leaf_bytes[k]));
       }
     }
   });
