@@ -735,7 +735,16 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     return hlo::OkStatus();
   };
   std::vector<BuiltStep> built(instructions.size());
+  const std::string* const module_name = planned_module;
   auto build_steps = [&](int64_t begin, int64_t end) {
+    // Nested plans (a while's) built on a host thread report their
+    // reference steps under this module's name too.
+    const std::string* const outer = planned_module;
+    planned_module = module_name;
+    struct Restore {
+      const std::string* name;
+      ~Restore() { planned_module = name; }
+    } restore{outer};
     for (int64_t s = begin; s < end; ++s) {
       if (!computes[s]) continue;
       // A builder's exception is rethrown on this thread, below, as it
