@@ -8,7 +8,9 @@
 // cannot be serialised on CPU engines) from the recorded layouts.
 //
 // Choices are keyed by the problem as posed (conv_problem.h), so a program's
-// identical convolutions share one. A book written by another oneDNN release,
+// identical convolutions share one (on a cold compile, two built on
+// different threads at once may each ask oneDNN; the same answer is
+// recorded twice). A book written by another oneDNN release,
 // for another instruction set or for another thread count (scratchpads
 // depend on it) reads back empty: its choices may not hold there, and the
 // convolutions are described again.

@@ -9,9 +9,10 @@
 // tile by tile, instead of being stored and read back; so is a loop op all
 // of whose users are in one group (the group is then a DAG, the value kept
 // in a register). A reduce of rows (RowReduceInBlocks) computes a loop op
-// that it alone reads, with that op's group, block by block of rows as it
-// reduces them: the group is then the reduce's, and its root is never
-// stored. A broadcast of an f32 scalar, or of a row-major vector
+// it reads, with that op's group, block by block of rows as it reduces
+// them, when nothing else reads it or everything else reads it after the
+// reduce: the group is then the reduce's, and its root is stored only in
+// the second case, by the reduce's step (FusionGroup::root_stored). A broadcast of an f32 scalar, or of a row-major vector
 // along a run of dimensions (a bias; s32 too), costs next to nothing to recompute,
 // so it is inlined into every loop op that reads it, and stored only if
 // something else reads it too. Each group is run by one kernel rooted at

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -45,27 +46,34 @@ class InstructionIndex {
   };
 
   size_t Probe(const hlo::Instruction* key) const {
-    // Instructions are separate allocations: the low bits say little, a
-    // multiplicative hash of the address spreads them.
+    // Fibonacci hashing: the product's high bits depend on every bit of
+    // the address (its low bits only on the address's low bits).
     const size_t mask = slots_.size() - 1;
-    size_t at = static_cast<size_t>((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull) & mask;
+    size_t at = static_cast<size_t>((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull) >>
+                                    (64 - shift_));
     while (slots_[at].key && slots_[at].key != key) at = (at + 1) & mask;
     return at;
   }
   void Reserve(size_t expected) {
     size_t capacity = 16;
     while (capacity * 3 < expected * 4 + 4) capacity *= 2;
+    Resize(capacity);
+  }
+  void Resize(size_t capacity) {
     slots_.assign(capacity, Entry{});
+    shift_ = 0;
+    while ((size_t{1} << shift_) < capacity) ++shift_;
   }
   void Grow() {
     std::vector<Entry> old = std::move(slots_);
-    slots_.assign(old.size() * 2, Entry{});
+    Resize(std::max<size_t>(16, old.size() * 2));
     for (const Entry& e : old) {
       if (e.key) slots_[Probe(e.key)] = e;
     }
   }
 
   std::vector<Entry> slots_;
+  int shift_ = 0;  // log2 of the slots' count
   size_t size_ = 0;
 };
 

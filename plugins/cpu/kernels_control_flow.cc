@@ -5,13 +5,15 @@
 // while: the condition and the body are compiled into plans of their own
 // (BuildNestedPlan: typed kernels, fusion and buffer reuse, as for the
 // entry), run in turn until the condition is false. The loop state lives in
-// the while's result buffers; each iteration the body writes the next state
-// into buffers of its own, which are then copied over the state (the body
-// reads the state while it writes), except the leaves the body may update in
-// place (Plan::output_may_alias_parameter: passed through, or a
+// the while's result buffers; each leaf the body cannot update in place has
+// a spare buffer, which the body writes the next value into (it reads the
+// state while it writes) and which then holds the state, the two buffers
+// trading roles each iteration; the last state is copied home once, if it
+// ended in the spare. The leaves the body may update in place
+// (Plan::output_may_alias_parameter: passed through, or a
 // dynamic-update-slice of the leaf that nothing else reads, a scan's stacked
-// outputs), which it writes straight into the state. Everything an iteration needs, both
-// plans' scratch, the next state and the condition's flag, sits in the
+// outputs) it writes straight into the state. Everything an iteration needs, both
+// plans' scratch, the spares and the condition's flag, sits in the
 // step's temp region: a loop allocates nothing per iteration but the frames'
 // small pointer lists.
 //
@@ -35,8 +37,9 @@ int64_t Reserve(int64_t& top, int64_t bytes) {
 
 struct Loop {
   std::unique_ptr<Plan> condition, body;
-  // Per state leaf: its size, and where its next value goes (-1: into the
-  // state itself, Plan::output_may_alias_parameter).
+  // Per state leaf: its size, and where in the temp region its spare buffer
+  // is (-1: none, the body updates it in place,
+  // Plan::output_may_alias_parameter).
   std::vector<int64_t> leaf_bytes, next_at;
   int64_t scratch_at = 0, flag_at = 0;
 };

@@ -211,8 +211,8 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
 
 // One step of the tile program. Operands name a register (>= 0) or an
 // input (-1 - k); the result goes to register `out`, or to the kernel's
-// output when `out` is -1 (the root). A splat fills its register with an
-// f32 scalar input. A broadcast of a row (a bias) whose tile lies inside one
+// output when `out` is -1 (the root). A splat fills its register with a
+// scalar input (f32 or s32: four bytes either way). A broadcast of a row (a bias) whose tile lies inside one
 // run of the row fills nothing: its register is a view of the row.
 struct FusedOp {
   TileFn fn = nullptr;  // nullptr: a broadcast of input `a` (a splat when size is 1)

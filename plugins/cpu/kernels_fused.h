@@ -1,6 +1,6 @@
 // The fused loop kernel: a group of loop ops (fusion_planner.h) run tile by
 // tile. Each tile of up to kFusedTile elements goes through the group's ops
-// in order, intermediate values (f32 or pred) living in a few tile-sized
+// in order, intermediate values (f32, s32 or pred) living in a few tile-sized
 // registers on the stack (in L1) instead of in memory; only the root's
 // value is stored. Every op computes exactly what its one-op kernel does
 // (the float functions are the same objects, float_functions.h; compare,

@@ -2,10 +2,12 @@
 // RowReduceInBlocks): layer norm's sum of squared deviations, softmax's sum
 // of exponentials. Each thread takes blocks of whole rows, computes a
 // block of the operand with the operand's fused loop into a buffer of its
-// own (about 64 KB: it stays in L2), and reduces the block from there with
-// the reduce kernel's own loops (RowReduceKernel). Each output so combines
-// the same values in the same order as a reduce of the stored operand
-// would; only the operand's trip to memory and back is gone.
+// own (about 64 KB: it stays in L2), or straight into the operand's memory
+// when others read it later (FusionGroup::root_stored), and reduces the
+// block from there with the reduce kernel's own loops (RowReduceKernel).
+// Each output so combines the same values in the same order as a reduce of
+// the stored operand would; the operand's trip to memory and back is gone
+// (or, when it is stored, the second read of it).
 #include <algorithm>
 #include <memory>
 

@@ -64,15 +64,26 @@ void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, i
   job->chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / grain);
   job->chunk = (n + job->chunks - 1) / job->chunks;
   job->chunks = (n + job->chunk - 1) / job->chunk;
-  for (int64_t h = 1; h < threads && h < job->chunks; ++h) {
-    auto* helper = new std::shared_ptr<Job>(job);
-    executor_->enqueue(
-        executor_->executor,
-        [](void* arg) {
-          std::unique_ptr<std::shared_ptr<Job>> owned(static_cast<std::shared_ptr<Job>*>(arg));
-          (*owned)->Work();
-        },
-        helper);
+  // Helpers queued before a failure (out of memory) may still run `fn`,
+  // which can refer to the caller's locals: the caller then does the
+  // chunks left and waits for theirs before it lets the failure unwind.
+  try {
+    for (int64_t h = 1; h < threads && h < job->chunks; ++h) {
+      auto helper = std::make_unique<std::shared_ptr<Job>>(job);
+      executor_->enqueue(
+          executor_->executor,
+          [](void* arg) {
+            std::unique_ptr<std::shared_ptr<Job>> owned(static_cast<std::shared_ptr<Job>*>(arg));
+            (*owned)->Work();
+          },
+          helper.get());
+      helper.release();  // the queued task owns it now
+    }
+  } catch (...) {
+    job->Work();
+    std::unique_lock<std::mutex> lock(job->mu);
+    job->cv.wait(lock, [&] { return job->done.load() == job->chunks; });
+    throw;
   }
   job->Work();
   std::unique_lock<std::mutex> lock(job->mu);

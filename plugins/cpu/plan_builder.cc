@@ -117,9 +117,13 @@ struct BuiltStep {
   std::exception_ptr exception;
 };
 
-// Steps a host thread takes at a time when they are built at once: kernels
-// take from a few microseconds (a loop of one) to a hundred (a convolution
-// oneDNN describes), so small batches keep both threads busy to the end.
+// The fewest instructions a host thread takes at a time when steps are
+// built at once (below it, one thread builds them all). Parallel::For splits
+// the instructions into at most four chunks per thread, which the threads
+// take in turn, so one ending early takes the next: kernels take from a few
+// microseconds (a loop of one) to a hundred (a convolution oneDNN
+// describes), and a chunk heavy with convolutions can still leave the other
+// thread idle at the end.
 constexpr int64_t kStepsPerTask = 16;
 
 class Builder {
