@@ -20,12 +20,13 @@ class InstructionIndex {
   // Room for `expected` keys without growing.
   explicit InstructionIndex(size_t expected = 0) { Reserve(expected); }
 
-  // The value of `key`, inserted as -1 when absent.
+  // The value of `key`, inserted as 0 when absent (a count starts there).
   int& operator[](const hlo::Instruction* key) {
     if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
     Entry& e = slots_[Probe(key)];
     if (!e.key) {
       e.key = key;
+      e.value = 0;
       ++size_;
     }
     return e.value;

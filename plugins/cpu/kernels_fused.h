@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,11 @@ class FusedLoop {
 // A reduce of rows (fusion_planner.h's RowReduceInBlocks) whose operand is
 // the root of `members`, computed block by block of rows as the reduce
 // reads it (kernels_fused_reduce.cc, in the plugin); nullptr if it cannot.
-// `root_out` (may be null): where the group's root is stored too, as each
-// block is computed (FusionGroup::root_stored).
+// `root_out`: where the group's root is stored too, as each block is
+// computed (FusionGroup::root_stored), if anywhere.
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
-                            const Slot& init, const Slot& out, const Slot* root_out = nullptr);
+                            const Slot& init, const Slot& out, std::optional<Slot> root_out = std::nullopt);
 
 // The loop of a group, or nullptr if some member is not a loop op.
 std::shared_ptr<const FusedLoop> MakeFusedLoop(const std::vector<const hlo::Instruction*>& members,

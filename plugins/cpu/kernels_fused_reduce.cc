@@ -27,7 +27,7 @@ constexpr int64_t kBlockElements = int64_t{1} << 14;
 
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
-                            const Slot& init, const Slot& out, const Slot* root_out) {
+                            const Slot& init, const Slot& out, std::optional<Slot> root_out) {
   if (!RowReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
   std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
@@ -45,14 +45,12 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
   Kernel full = RowReduceKernel(*op, block_rows, row, block_in, block_init, block_out);
   Kernel last = last_rows == block_rows ? full : RowReduceKernel(*op, last_rows, row, block_in, block_init, block_out);
   if (!full || !last) return nullptr;
-  const bool stores_root = root_out != nullptr;
-  const Slot root = stores_root ? *root_out : Slot{};
-  return [loop, full, last, rows, row, block_rows, blocks, init, out, stores_root, root](const Frame& frame) {
+  return [loop, full, last, rows, row, block_rows, blocks, init, out, root_out](const Frame& frame) {
     void* start = frame.At(init);
     float* y = static_cast<float*>(frame.At(out));
     // A stored root is computed straight into its memory, block by block,
     // and each block reduced from there while it is still in L2.
-    float* stored = stores_root ? static_cast<float*>(frame.At(root)) : nullptr;
+    float* stored = root_out ? static_cast<float*>(frame.At(*root_out)) : nullptr;
     frame.parallel->For(blocks, 1, [&](int64_t lo, int64_t hi) {
       const std::unique_ptr<float[]> buffer(stored ? nullptr : new float[block_rows * row]);
       const Parallel serial(nullptr);  // the block is this thread's alone

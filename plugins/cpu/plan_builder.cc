@@ -371,7 +371,6 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   std::unordered_map<const Instruction*, std::vector<bool>> computed_iotas;  // reduce -> per operand
   {
     InstructionIndex reads(instructions.size());
-    for (const auto& i : instructions) reads[i.get()] = 0;
     for (const auto& i : instructions) {
       for (const Instruction* o : i->operands) ++reads[o];
     }
@@ -588,10 +587,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       const FusionGroup& group = fusion.groups[reduce ? fusion.reduce_group[s] : fusion.group_of[s]];
       std::vector<Slot> in;
       for (const Instruction* o : group.inputs) in.push_back(SlotOf(ValueOf(o)));
-      const Slot root = reduce && group.root_stored ? SlotOf(ValueOf(group.members.back())) : Slot{};
+      std::optional<Slot> root;
+      if (reduce && group.root_stored) root = SlotOf(ValueOf(group.members.back()));
       Kernel kernel = reduce ? FusedRowReduceKernel(i, group.members, group.inputs, in,
-                                                    SlotOf(ValueOf(i.operands[1])), SlotOf(result_value[s]),
-                                                    group.root_stored ? &root : nullptr)
+                                                    SlotOf(ValueOf(i.operands[1])), SlotOf(result_value[s]), root)
                              : FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
       built.typed = true;
