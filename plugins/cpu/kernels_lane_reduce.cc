@@ -112,6 +112,15 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
   }
   constexpr int64_t kAhead = 32;  // elements: two lines of f32 on
   constexpr int64_t kLanes = LaneProgram::kLanes;
+  // Rows read in place whose read operands are all 4 bytes wide are read a
+  // block at a time: kBlock positions of each lane's row (one line of f32)
+  // moved into kBlock lane registers, so that each row's line is found
+  // once per block instead of once per position, with one address per
+  // lane per block (an argmax of 4096 rows of 1000 on two cores: 3.6 -> 3.4
+  // ms).
+  constexpr int64_t kBlock = 16;
+  bool in_blocks = rows_in_place;
+  for (size_t v = 0; v < n; ++v) in_blocks = in_blocks && (iotas[v] || bytes[v] == 4);
   const int64_t units = (outputs + kLanes - 1) / kLanes;
   const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner * kLanes));
   // A result that is another accumulator's register (a body returning its
@@ -131,7 +140,9 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
     }
     frame.parallel->For(units, grain, [&](int64_t lo, int64_t hi) {
       std::vector<LaneProgram::Register> r = program.NewRegisters(), stage(staged ? n : 0);
+      std::vector<LaneProgram::Register> block(in_blocks ? n * kBlock : 0);  // operand v's position b: v * kBlock + b
       std::vector<int64_t> bases(kLanes);
+      std::vector<std::pair<int32_t, int64_t>> iota_at(n);
       for (int64_t u = lo; u < hi; ++u) {
         const int64_t first = u * kLanes;
         const int lanes = static_cast<int>(std::min(kLanes, outputs - first));
@@ -159,16 +170,43 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
             std::memcpy(r[n + v].bytes + 4 * j, &value, 4);
           }
         }
+        // Iotas along reduced dimensions: coordinate (k / divisor) % size,
+        // counted up as k moves rather than divided out at every position.
+        for (size_t v = 0; v < n; ++v) iota_at[v] = {0, 0};
         ReducedWalk walk(reduced_dims, reduced_strides);
         for (int64_t k = 0; k < inner; ++k, walk.Next()) {
-          const int64_t at = walk.offset();
+          const int64_t at = walk.offset();  // k itself when rows are read in place
+          const int64_t in_block = k % kBlock;
+          if (in_blocks && in_block == 0) {
+            // The next block of each read operand's rows, transposed.
+            const int64_t count = std::min(kBlock, inner - k);
+            for (size_t v = 0; v < n; ++v) {
+              if (iotas[v]) continue;
+              const uint32_t* rows = reinterpret_cast<const uint32_t*>(x[v]) + at;
+              uint32_t* into = reinterpret_cast<uint32_t*>(block[v * kBlock].bytes);
+              constexpr int64_t kStride = sizeof(LaneProgram::Register) / 4;
+              for (int j = 0; j < lanes; ++j) {
+                const uint32_t* row = rows + bases[j];
+                if (k + kAhead < inner) PrefetchLine(row + kAhead);
+                for (int64_t b = 0; b < count; ++b) into[b * kStride + j] = row[b];
+              }
+            }
+          }
           // The elements (parameters n..2n-1), one per lane.
           for (size_t v = 0; v < n; ++v) {
             unsigned char* lane = r[n + v].bytes;
             if (iotas[v]) {
               if (iotas[v]->kept) continue;
-              const int32_t value = static_cast<int32_t>(k / iotas[v]->divisor % iotas[v]->size);
+              auto& [value, below] = iota_at[v];  // the coordinate, and k's position under its divisor
               for (int j = 0; j < lanes; ++j) std::memcpy(lane + 4 * j, &value, 4);
+              if (++below == iotas[v]->divisor) {
+                below = 0;
+                if (++value == iotas[v]->size) value = 0;
+              }
+              continue;
+            }
+            if (in_blocks) {
+              std::memcpy(lane, block[v * kBlock + in_block].bytes, 4 * lanes);
               continue;
             }
             const unsigned char* from = x[v] + at * bytes[v];

@@ -1,7 +1,9 @@
 #include "plugins/cpu/lane_program.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <limits>
 #include <unordered_map>
 
