@@ -1,5 +1,6 @@
 #include "plugins/cpu/lane_program.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -161,7 +162,29 @@ std::optional<LaneProgram> LaneProgram::Compile(const hlo::Computation& computat
     if (found == register_of.end() || !IsLaneScalar(leaf->shape)) return std::nullopt;
     p.results_.push_back(found->second);
   }
+  p.WriteResultsInPlace();
   return p;
+}
+
+void LaneProgram::WriteResultsInPlace() {
+  auto reads = [](const Step& s, int r) {
+    const bool selects = s.op == Op::kSelect4 || s.op == Op::kSelect1;
+    return s.a == r || (s.op != Op::kNot && s.b == r) || (selects && s.c == r);
+  };
+  auto result_uses = [&](int r) { return std::count(results_.begin(), results_.end(), r); };
+  for (size_t k = 0; k < results_.size() && static_cast<int>(k) < parameter_count_; ++k) {
+    const int into = static_cast<int>(k), from = results_[k];
+    if (from == into || from < parameter_count_ || types_[from] != types_[into]) continue;
+    // The step computing the result (a constant's register has none).
+    auto step = std::find_if(steps_.begin(), steps_.end(), [&](const Step& s) { return s.result == from; });
+    if (step == steps_.end() || result_uses(from) != 1 || result_uses(into) != 0) continue;
+    // Nothing after it may read the parameter (it is overwritten) or the
+    // step's own register (it is no longer written). The step itself may
+    // read the parameter: every step reads lane j before writing lane j.
+    if (std::any_of(step + 1, steps_.end(), [&](const Step& s) { return reads(s, into) || reads(s, from); })) continue;
+    step->result = into;
+    results_[k] = into;
+  }
 }
 
 void LaneProgram::Run(std::vector<Register>& registers, int lanes) const {
@@ -170,6 +193,22 @@ void LaneProgram::Run(std::vector<Register>& registers, int lanes) const {
   if (HostIsa() == Isa::kAvx2) return avx2::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
 #endif
   baseline::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
+}
+
+}  // namespace anvil::cpu
+
+namespace anvil::cpu {
+
+void GatherRowBlockWith(Isa isa, const uint32_t* const* rows, int lanes, int count, LaneRegister* into) {
+#ifdef ANVIL_HAVE_WIDE_LANES
+  if (isa == Isa::kAvx512) return avx512::GatherRowBlock(rows, lanes, count, into);
+  if (isa == Isa::kAvx2) return avx2::GatherRowBlock(rows, lanes, count, into);
+#endif
+  baseline::GatherRowBlock(rows, lanes, count, into);
+}
+
+void GatherRowBlock(const uint32_t* const* rows, int lanes, int count, LaneRegister* into) {
+  GatherRowBlockWith(HostIsa(), rows, lanes, count, into);
 }
 
 }  // namespace anvil::cpu

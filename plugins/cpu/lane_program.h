@@ -18,6 +18,7 @@
 
 #include "hlo/element_type.h"
 #include "hlo/ir.h"
+#include "plugins/cpu/isa.h"
 
 namespace anvil::cpu {
 
@@ -58,7 +59,9 @@ class LaneProgram {
   // registers 0..parameter_count()-1, each lane a separate element.
   std::vector<Register> NewRegisters() const { return initial_; }
   // Runs every step on the first `lanes` lanes (at most kLanes); result k
-  // is then in register result_register(k). The steps' loops are compiled
+  // is then in register result_register(k). That is parameter k's own
+  // register where the body allows (WriteResultsInPlace), so that a
+  // reduce's accumulators need no copy between positions. The steps' loops are compiled
   // for baseline x86-64, AVX2 and AVX-512 (lane_steps.inc), chosen by what
   // the CPU has; every one gives the same bits.
   void Run(std::vector<Register>& registers, int lanes) const;
@@ -67,11 +70,23 @@ class LaneProgram {
  private:
   using Op = LaneOp;
   using Step = LaneStep;
+  // Result k, when parameter k has its type and no step after the one
+  // computing the result reads parameter k or that step's register, is
+  // computed into parameter k's register (an argmax's two selects).
+  void WriteResultsInPlace();
   int parameter_count_ = 0;
   std::vector<Step> steps_;
   std::vector<int> results_;
   std::vector<hlo::ElementType> types_;  // per register
   std::vector<Register> initial_;
 };
+
+// Moves positions [0, count) of `lanes` rows of 4-byte elements into lane
+// registers, transposed: element b of rows[j] becomes lane j of into[b]
+// (count <= 16, lanes <= kLaneCount), as a reduce reading its rows in
+// place takes them a block at a time (kernels_lane_reduce.cc).
+void GatherRowBlock(const uint32_t* const* rows, int lanes, int count, LaneRegister* into);
+// The same, by the copy compiled for `isa` (the tests check each).
+void GatherRowBlockWith(Isa isa, const uint32_t* const* rows, int lanes, int count, LaneRegister* into);
 
 }  // namespace anvil::cpu
