@@ -140,6 +140,10 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
     }
     frame.parallel->For(units, grain, [&](int64_t lo, int64_t hi) {
       std::vector<LaneProgram::Register> r = program.NewRegisters(), stage(staged ? n : 0);
+      // Where the program finds each register: its own, but for an element
+      // read in blocks, which is pointed at its row of the block.
+      std::vector<LaneProgram::Register*> where(r.size());
+      for (size_t k = 0; k < r.size(); ++k) where[k] = &r[k];
       std::vector<LaneProgram::Register> block(in_blocks ? n * kBlock : 0);  // operand v's position b: v * kBlock + b
       std::vector<int64_t> bases(kLanes);
       std::vector<std::pair<int32_t, int64_t>> iota_at(n);
@@ -205,13 +209,7 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
               continue;
             }
             if (in_blocks) {
-              // Whole registers but at the end: a copy of known size, inlined.
-              const unsigned char* from = block[v * kBlock + in_block].bytes;
-              if (lanes == kLanes) {
-                std::memcpy(lane, from, 4 * kLanes);
-              } else {
-                std::memcpy(lane, from, 4 * lanes);
-              }
+              where[n + v] = &block[v * kBlock + in_block];
               continue;
             }
             const unsigned char* from = x[v] + at * bytes[v];
@@ -227,7 +225,7 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
               for (int j = 0; j < lanes; ++j) lane[j] = from[bases[j]] != 0;
             }
           }
-          program.Run(r, lanes);
+          program.Run(where.data(), lanes);
           if (staged) {
             for (size_t v = 0; v < n; ++v) stage[v] = r[program.result_register(static_cast<int>(v))];
             for (size_t v = 0; v < n; ++v) r[v] = stage[v];

@@ -187,12 +187,12 @@ void LaneProgram::WriteResultsInPlace() {
   }
 }
 
-void LaneProgram::Run(std::vector<Register>& registers, int lanes) const {
+void LaneProgram::Run(Register* const* registers, int lanes) const {
 #ifdef ANVIL_HAVE_WIDE_LANES
-  if (HostIsa() == Isa::kAvx512) return avx512::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
-  if (HostIsa() == Isa::kAvx2) return avx2::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
+  if (HostIsa() == Isa::kAvx512) return avx512::RunSteps(steps_.data(), steps_.size(), registers, lanes);
+  if (HostIsa() == Isa::kAvx2) return avx2::RunSteps(steps_.data(), steps_.size(), registers, lanes);
 #endif
-  baseline::RunSteps(steps_.data(), steps_.size(), registers.data(), lanes);
+  baseline::RunSteps(steps_.data(), steps_.size(), registers, lanes);
 }
 
 }  // namespace anvil::cpu

@@ -58,13 +58,16 @@ class LaneProgram {
   // Registers for one thread, constants in place; parameters are
   // registers 0..parameter_count()-1, each lane a separate element.
   std::vector<Register> NewRegisters() const { return initial_; }
-  // Runs every step on the first `lanes` lanes (at most kLanes); result k
-  // is then in register result_register(k). That is parameter k's own
-  // register where the body allows (WriteResultsInPlace), so that a
-  // reduce's accumulators need no copy between positions. The steps' loops are compiled
-  // for baseline x86-64, AVX2 and AVX-512 (lane_steps.inc), chosen by what
-  // the CPU has; every one gives the same bits.
-  void Run(std::vector<Register>& registers, int lanes) const;
+  // Runs every step on the first `lanes` lanes (at most kLanes) of the
+  // registers at `registers` (register k's address at registers[k], so a
+  // caller can point a parameter at data it holds elsewhere, a block of
+  // elements, without copying it); result k is then in register
+  // result_register(k). That is parameter k's own register where the body
+  // allows (WriteResultsInPlace), so that a reduce's accumulators need no
+  // copy between positions. The steps' loops are compiled for baseline
+  // x86-64, AVX2 and AVX-512 (lane_steps.inc), chosen by what the CPU has;
+  // every one gives the same bits.
+  void Run(Register* const* registers, int lanes) const;
   int result_register(int k) const { return results_[static_cast<size_t>(k)]; }
 
  private:
