@@ -42,6 +42,16 @@ struct Windows {
   // (-1 stays -1).
   std::vector<std::vector<int64_t>> tap_offset;
   WindowInterior interior;  // the last windowed dimension's
+  // The elements a group can write, when the groups tile the result: every
+  // one-wide dimension maps source position o to operand position o, and
+  // the windowed dimensions are the last ones, so each group's elements
+  // are one run of this many, starting at its base. The group then fills
+  // its run with the init value just before it scatters into it, while the
+  // run is in cache, instead of a pass over the whole result first (the
+  // gradient of a 3x3 stride-2 pool of f32[32,64,112,112], whose 103 MB
+  // result is then written once: 48.7 -> 46 ms on a machine whose 260 MB
+  // L3 held the filled result anyway).
+  int64_t group_run = 0;
 };
 
 // Selections of n consecutive sources along the last windowed dimension,
@@ -51,8 +61,8 @@ struct Windows {
 // of each source's taps stays the evaluator's; compiled again for AVX2 and
 // AVX-512, where the lanes are vector lanes.
 template <typename T, typename Keep>
-[[gnu::always_inline]] inline void SelectRunLoop(T* best, int64_t* selected, const T* x, int64_t at, int64_t n,
-                                                 int64_t step, bool first, Keep keep) {
+[[gnu::always_inline]] inline void SelectRunStrided(T* best, int64_t* selected, const T* x, int64_t at, int64_t n,
+                                                    int64_t step, bool first, Keep keep) {
   if (first) {
     for (int64_t j = 0; j < n; ++j) {
       best[j] = x[at + j * step];
@@ -66,6 +76,18 @@ template <typename T, typename Keep>
     best[j] = take ? v : best[j];
     selected[j] = take ? at + j * step : selected[j];
   }
+}
+
+// With the stride a constant where it is 1 or 2 (a stride-2 pool's): the
+// loads are then whole vectors, or pairs of them with a permute, where a
+// stride known only at run time is read as a gather (the pool gradient
+// above: 46 -> 33 ms, eager PyTorch's 32.7 ms).
+template <typename T, typename Keep>
+[[gnu::always_inline]] inline void SelectRunLoop(T* best, int64_t* selected, const T* x, int64_t at, int64_t n,
+                                                 int64_t step, bool first, Keep keep) {
+  if (step == 1) return SelectRunStrided(best, selected, x, at, n, 1, first, keep);
+  if (step == 2) return SelectRunStrided(best, selected, x, at, n, 2, first, keep);
+  SelectRunStrided(best, selected, x, at, n, step, first, keep);
 }
 
 template <typename T, typename Keep>
@@ -129,11 +151,13 @@ Kernel SelectAndScatterOf(std::shared_ptr<const Windows> w, int64_t count, Slot 
     const T* src = static_cast<const T*>(frame.At(source));
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
-    frame.parallel->For(count, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(y + lo, y + hi, start); });
     int64_t groups = 1, per_group = 1, window = 1;
     for (size_t d : w->grouped) groups *= w->source_dims[d];
     for (size_t d : w->windowed) per_group *= w->source_dims[d];
     for (size_t d : w->windowed) window *= w->taps[d];
+    if (w->group_run == 0 || groups == 0 || per_group == 0) {
+      frame.parallel->For(count, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(y + lo, y + hi, start); });
+    }
     if (groups == 0 || per_group == 0) return;
     const size_t wrank = w->windowed.size();
     const Isa isa = HostIsa();
@@ -155,6 +179,7 @@ Kernel SelectAndScatterOf(std::shared_ptr<const Windows> w, int64_t count, Slot 
           base += p * w->operand_strides[d];
           source_base += o * w->source_strides[d];
         }
+        if (w->group_run > 0) std::fill(y + base, y + base + w->group_run, start);
         if (!inside) continue;  // its one tap is outside the operand: nothing selected
         if (wrank == 2) {
           // A 2-D pool's window (most of them), a row of sources at a time:
@@ -318,6 +343,13 @@ Kernel SelectAndScatterKernel(const hlo::Instruction& i, const std::vector<Slot>
   if (!w->windowed.empty()) {
     const size_t d = w->windowed.back();
     w->interior = InteriorOf((*window)[d], w->tap_input[d], w->taps[d], w->source_dims[d]);
+    bool tiles = w->windowed.back() == operand_dims.size() - 1 &&
+                 w->windowed.front() + w->windowed.size() == operand_dims.size();
+    for (size_t g : w->grouped) {
+      tiles = tiles && w->source_dims[g] == operand_dims[g];
+      for (int64_t o = 0; tiles && o < w->source_dims[g]; ++o) tiles = w->tap_input[g][o] == o;
+    }
+    if (tiles) w->group_run = w->operand_strides[w->windowed.front()] * operand_dims[w->windowed.front()];
   }
   const int64_t count = i.shape.ElementCount();
   switch (i.shape.element_type()) {
