@@ -268,9 +268,12 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       for (int k : ks) out.push_back(instructions[k].get());
       return out;
     };
-    // The registers the grown group needs, once it has been counted.
+    // The registers the grown group needs, once it has been counted. Every
+    // member but the root holds at most one, so a group of at most
+    // kMaxFusedRegisters + 1 members fits without counting (most do).
     int registers = -1;
-    if (members.size() > tree_size) {
+    constexpr size_t kSurelyFits = kMaxFusedRegisters + 1;
+    if (members.size() > tree_size && members.size() > kSurelyFits) {
       registers = FusedRegistersNeeded(as_instructions(members));
       if (registers > kMaxFusedRegisters) {
         for (size_t m = tree_size; m < members.size(); ++m) in_group[members[m]] = 0;
@@ -291,7 +294,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       }
       // A tree so bushy that its tiles would not fit the loop's registers
       // stays unfused (no program seen needs more than a few).
-      if (registers < 0) registers = FusedRegistersNeeded(group.members);
+      if (registers < 0 && group.members.size() > kSurelyFits) registers = FusedRegistersNeeded(group.members);
       fused = registers <= kMaxFusedRegisters;
     }
     for (int k : members) in_group[k] = 0;
