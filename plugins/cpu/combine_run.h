@@ -51,4 +51,51 @@ void CombineRun(Isa isa, T* acc, const T* p, int64_t n, int64_t step, Combine co
   CombineRunBaseline(acc, p, n, step, combine);
 }
 
+// A whole row combined in kLanes lanes, for combines whose result does not
+// depend on the order (reducers.h: max, min, integer sums, and, or): lane
+// j starts at row[j] and takes row[g * kLanes + j] of each later group,
+// then the lanes fold in halves. One call per row keeps the lanes in
+// vector registers; called per group, they went through memory and the
+// fold was a scalar chain (attention's row maxima over [8192, 256]).
+template <int kLanes, typename T, typename Combine>
+[[gnu::always_inline]] inline T CombineRowInLanesLoop(const T* row, int64_t groups, Combine combine) {
+  T acc[kLanes];
+  for (int j = 0; j < kLanes; ++j) acc[j] = row[j];
+  for (int64_t g = 1; g < groups; ++g) {
+    for (int j = 0; j < kLanes; ++j) acc[j] = combine(acc[j], row[g * kLanes + j]);
+  }
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int j = 0; j < width; ++j) acc[j] = combine(acc[j], acc[j + width]);
+  }
+  return acc[0];
+}
+
+template <int kLanes, typename T, typename Combine>
+T CombineRowInLanesBaseline(const T* row, int64_t groups, Combine combine) {
+  return CombineRowInLanesLoop<kLanes>(row, groups, combine);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <int kLanes, typename T, typename Combine>
+__attribute__((target("avx2"))) T CombineRowInLanesAvx2(const T* row, int64_t groups, Combine combine) {
+  return CombineRowInLanesLoop<kLanes>(row, groups, combine);
+}
+
+template <int kLanes, typename T, typename Combine>
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) T CombineRowInLanesAvx512(const T* row, int64_t groups,
+                                                                                         Combine combine) {
+  return CombineRowInLanesLoop<kLanes>(row, groups, combine);
+}
+#endif
+
+// `groups` (at least 1) whole groups of kLanes elements from `row`.
+template <int kLanes, typename T, typename Combine>
+T CombineRowInLanes(Isa isa, const T* row, int64_t groups, Combine combine) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa == Isa::kAvx512) return CombineRowInLanesAvx512<kLanes>(row, groups, combine);
+  if (isa == Isa::kAvx2) return CombineRowInLanesAvx2<kLanes>(row, groups, combine);
+#endif
+  return CombineRowInLanesBaseline<kLanes>(row, groups, combine);
+}
+
 }  // namespace anvil::cpu

@@ -111,6 +111,13 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
             const T* row = x + base_of(o);
             // Each element and the initial value combined once (an integer
             // sum's initial value must not be added once per lane).
+            if constexpr (std::is_same_v<Acc, T>) {
+              const int64_t groups = inner / kLanes;
+              T total = combine(start, CombineRowInLanes<kLanes>(isa, row, groups, combine));  // combine_run.h
+              for (int64_t k = groups * kLanes; k < inner; ++k) total = combine(total, row[k]);
+              y[o] = total;
+              continue;
+            }
             for (int64_t j = 0; j < kLanes; ++j) acc[j] = row[j];
             int64_t k = kLanes;
             for (; k + kLanes <= inner; k += kLanes) {
