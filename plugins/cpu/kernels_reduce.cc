@@ -111,25 +111,19 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
             const T* row = x + base_of(o);
             // Each element and the initial value combined once (an integer
             // sum's initial value must not be added once per lane).
-            if constexpr (std::is_same_v<Acc, T>) {
-              const int64_t groups = inner / kLanes;
-              T total = combine(start, CombineRowInLanes<kLanes>(isa, row, groups, combine));  // combine_run.h
-              for (int64_t k = groups * kLanes; k < inner; ++k) total = combine(total, row[k]);
-              y[o] = total;
-              continue;
-            }
-            for (int64_t j = 0; j < kLanes; ++j) acc[j] = row[j];
-            int64_t k = kLanes;
-            for (; k + kLanes <= inner; k += kLanes) {
-              if constexpr (std::is_same_v<Acc, T>) {
-                CombineRun(isa, acc, row + k, kLanes, 1, combine);  // combine_run.h
-              } else {
-                for (int64_t j = 0; j < kLanes; ++j) acc[j] = combine(acc[j], row[k + j]);
-              }
-            }
+            // Whole groups of kLanes in lanes, the rest after them.
+            const int64_t groups = inner / kLanes;
             Acc total = start;
-            for (int64_t j = 0; j < kLanes; ++j) total = combine(total, acc[j]);
-            for (; k < inner; ++k) total = combine(total, row[k]);
+            if constexpr (std::is_same_v<Acc, T>) {
+              total = combine(total, CombineRowInLanes<kLanes>(isa, row, groups, combine));  // combine_run.h
+            } else {
+              for (int64_t j = 0; j < kLanes; ++j) acc[j] = row[j];
+              for (int64_t g = 1; g < groups; ++g) {
+                for (int64_t j = 0; j < kLanes; ++j) acc[j] = combine(acc[j], row[g * kLanes + j]);
+              }
+              for (int64_t j = 0; j < kLanes; ++j) total = combine(total, acc[j]);
+            }
+            for (int64_t k = groups * kLanes; k < inner; ++k) total = combine(total, row[k]);
             y[o] = static_cast<T>(total);
           }
         } else {

@@ -4,9 +4,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <utility>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "hlo/attributes.h"
 #include "hlo/scalar_ops.h"
@@ -194,10 +194,6 @@ void LaneProgram::Run(Register* const* registers, int lanes) const {
 #endif
   baseline::RunSteps(steps_.data(), steps_.size(), registers, lanes);
 }
-
-}  // namespace anvil::cpu
-
-namespace anvil::cpu {
 
 void GatherRowBlockWith(Isa isa, const uint32_t* const* rows, int lanes, int count, LaneRegister* into) {
 #ifdef ANVIL_HAVE_WIDE_LANES

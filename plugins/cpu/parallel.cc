@@ -106,8 +106,7 @@ void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, i
     }
   } catch (...) {
     job->Work();
-    std::unique_lock<std::mutex> lock(job->mu);
-    job->cv.wait(lock, [&] { return job->done.load() == job->chunks; });
+    WaitForHelpers(*job);
     throw;
   }
   job->Work();
