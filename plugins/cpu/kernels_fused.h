@@ -14,6 +14,7 @@
 
 #include "hlo/ir.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/row_chains.h"
 
 namespace anvil::cpu {
 
@@ -52,6 +53,21 @@ class FusedLoop {
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
                             const Slot& init, const Slot& out, std::optional<Slot> root_out = std::nullopt);
+
+// A step's work on rows [r0, r1) of a row chain (row_chains.h), `row`
+// elements to each of its rows: a group's loop (`stream`: its result may
+// bypass the caches, as FusedElementwiseKernel's does, since nothing later
+// in the chain reads it), a reduce of rows computing its operand with its
+// group's loop, and a reduce of rows read from memory. nullptr where the
+// step's kernel alone would be nullptr too.
+RowRunner FusedLoopRows(const std::vector<const hlo::Instruction*>& members,
+                        const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
+                        const Slot& out, int64_t row, bool stream);
+RowRunner FusedRowReduceRows(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
+                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
+                             const Slot& init, const Slot& out, std::optional<Slot> root_out, const RowChain& chain);
+RowRunner RowReduceRows(const hlo::Instruction& reduce, const Slot& in, const Slot& init, const Slot& out,
+                        const RowChain& chain);
 
 // The loop of a group, or nullptr if some member is not a loop op.
 std::shared_ptr<const FusedLoop> MakeFusedLoop(const std::vector<const hlo::Instruction*>& members,

@@ -23,6 +23,36 @@ namespace {
 // few enough to stay in L2 beside the fused loop's tiles.
 constexpr int64_t kBlockElements = int64_t{1} << 14;
 
+// Runs a row-reduce kernel built for a block (RowReduceKernel: parameter 0
+// the block's rows, parameter 1 the initial value, output 0 the block's
+// results) on `values`, on this thread alone.
+void ReduceBlock(const Kernel& kernel, const float* values, void* init, float* results) {
+  const Parallel serial(nullptr);
+  Frame block;
+  block.parameters = {const_cast<float*>(values), init};
+  block.outputs = {results};
+  block.parallel = &serial;
+  kernel(block);
+}
+
+// The row-reduce kernels for a chain's blocks: a whole block's, and the
+// last block's when that is shorter.
+struct ChainBlockKernels {
+  Kernel full, last;
+  bool ok() const { return full && last; }
+  const Kernel& For(int64_t rows, int64_t block_rows) const { return rows == block_rows ? full : last; }
+};
+ChainBlockKernels BlockKernels(hlo::Opcode op, int64_t row, const RowChain& chain) {
+  const Slot block_in{Slot::Kind::kParameter, 0, 0}, block_init{Slot::Kind::kParameter, 1, 0},
+      block_out{Slot::Kind::kOutput, 0, 0};
+  const int64_t blocks = (chain.rows + chain.block_rows - 1) / chain.block_rows;
+  const int64_t last_rows = chain.rows - (blocks - 1) * chain.block_rows;
+  ChainBlockKernels k;
+  k.full = RowReduceKernel(op, chain.block_rows, row, block_in, block_init, block_out);
+  k.last = last_rows == chain.block_rows ? k.full : RowReduceKernel(op, last_rows, row, block_in, block_init, block_out);
+  return k;
+}
+
 }  // namespace
 
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
@@ -67,6 +97,42 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
         (r1 - r0 == block_rows ? full : last)(block);
       }
     });
+  };
+}
+
+RowRunner FusedRowReduceRows(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
+                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
+                             const Slot& init, const Slot& out, std::optional<Slot> root_out, const RowChain& chain) {
+  if (!RowReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
+  if (reduce.shape.ElementCount() != chain.rows) return nullptr;
+  const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
+  std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
+  if (!op || !loop) return nullptr;
+  const int64_t row = reduce.operands[0]->shape.ElementCount() / chain.rows;
+  const ChainBlockKernels kernels = BlockKernels(*op, row, chain);
+  if (!kernels.ok()) return nullptr;
+  const int64_t block_rows = chain.block_rows;
+  return [loop, kernels, row, block_rows, init, out, root_out](const Frame& frame, int64_t r0, int64_t r1,
+                                                               float* scratch) {
+    // A stored root is computed straight into its memory.
+    float* values = root_out ? static_cast<float*>(frame.At(*root_out)) + r0 * row : scratch;
+    loop->Run(frame, r0 * row, r1 * row, values);
+    ReduceBlock(kernels.For(r1 - r0, block_rows), values, frame.At(init), static_cast<float*>(frame.At(out)) + r0);
+  };
+}
+
+RowRunner RowReduceRows(const hlo::Instruction& reduce, const Slot& in, const Slot& init, const Slot& out,
+                        const RowChain& chain) {
+  if (!RowReduceInBlocks(reduce) || reduce.shape.ElementCount() != chain.rows) return nullptr;
+  const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
+  if (!op) return nullptr;
+  const int64_t row = reduce.operands[0]->shape.ElementCount() / chain.rows;
+  const ChainBlockKernels kernels = BlockKernels(*op, row, chain);
+  if (!kernels.ok()) return nullptr;
+  const int64_t block_rows = chain.block_rows;
+  return [kernels, row, block_rows, in, init, out](const Frame& frame, int64_t r0, int64_t r1, float*) {
+    ReduceBlock(kernels.For(r1 - r0, block_rows), static_cast<const float*>(frame.At(in)) + r0 * row, frame.At(init),
+                static_cast<float*>(frame.At(out)) + r0);
   };
 }
 

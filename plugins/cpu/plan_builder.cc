@@ -20,6 +20,7 @@
 #include "plugins/cpu/instruction_index.h"
 #include "plugins/cpu/kernels_fused.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/row_chains.h"
 
 namespace anvil::cpu {
 namespace {
@@ -49,15 +50,22 @@ using hlo::Opcode;
 
 int64_t AlignUp(int64_t v) { return (v + 63) / 64 * 64; }
 
-// The fused loop kernel of `i` alone, reading its distinct operands.
-Kernel LoopOfOne(const Instruction& i, const std::vector<Slot>& in, const Slot& out) {
-  std::vector<const Instruction*> inputs;
-  std::vector<Slot> input_slots;
+// The distinct operands of `i` and their slots, as a loop of `i` alone
+// reads them.
+void DistinctOperands(const Instruction& i, const std::vector<Slot>& in, std::vector<const Instruction*>& inputs,
+                      std::vector<Slot>& input_slots) {
   for (size_t k = 0; k < i.operands.size(); ++k) {
     if (std::find(inputs.begin(), inputs.end(), i.operands[k]) != inputs.end()) continue;
     inputs.push_back(i.operands[k]);
     input_slots.push_back(in[k]);
   }
+}
+
+// The fused loop kernel of `i` alone, reading its distinct operands.
+Kernel LoopOfOne(const Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+  std::vector<const Instruction*> inputs;
+  std::vector<Slot> input_slots;
+  DistinctOperands(i, in, inputs, input_slots);
   return FusedElementwiseKernel({&i}, inputs, input_slots, out);
 }
 
@@ -113,6 +121,7 @@ struct BuiltStep {
   bool typed = false;  // a typed kernel, not the evaluator
   int nested_reference_steps = 0;
   int64_t temp_bytes = 0;
+  RowRunner row_runner;  // a row chain's step: its work on a block of rows
   hlo::Status status;
   std::exception_ptr exception;
 };
@@ -388,6 +397,13 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
     }
   }
+  // Row chains (row_chains.h): their steps run interleaved, block by block.
+  const std::vector<RowChain> chains =
+      PlanRowChains(entry_, fusion, [&](const Instruction* i) { return computed_by_reduce_.count(i) > 0; });
+  std::vector<int> chain_of(instructions.size(), -1);
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (size_t s : chains[c].steps) chain_of[s] = static_cast<int>(c);
+  }
   // Pass 1: values, aliases and buffer lifetimes, step by step.
   std::vector<std::vector<int>> operand_values(instructions.size());
   std::vector<int> result_value(instructions.size(), -1);
@@ -395,6 +411,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t s = 0; s < instructions.size(); ++s) {
     const Instruction& i = *instructions[s];
     const int step = static_cast<int>(s);
+    // What a chain's step reads or writes lives from the chain's first step
+    // to its last: its steps' blocks interleave, so none of it may share
+    // memory with another.
+    const int chain = chain_of[s];
+    const int defined_at = chain >= 0 ? static_cast<int>(chains[chain].steps.front()) : step;
+    const int used_at = chain >= 0 ? static_cast<int>(chains[chain].steps.back()) : step;
     if (fusion.FusedAway(s, &i)) continue;  // computed in its group's loop
     if (computed_by_reduce_.count(&i)) {
       // A value with no memory: its reader computes it (never reads the slot).
@@ -409,22 +431,22 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       // A group's root reads, at its step, everything its members read; so
       // does a reduce computing a group's root, and its initial value.
       const int g = fusion.group_of[s] >= 0 ? fusion.group_of[s] : fusion.reduce_group[s];
-      for (const Instruction* o : fusion.groups[g].inputs) Use(ValueOf(o), step);
-      if (fusion.reduce_group[s] >= 0) Use(ValueOf(i.operands[1]), step);
-      const int v = NewValue(i.shape, step);
+      for (const Instruction* o : fusion.groups[g].inputs) Use(ValueOf(o), used_at);
+      if (fusion.reduce_group[s] >= 0) Use(ValueOf(i.operands[1]), used_at);
+      const int v = NewValue(i.shape, defined_at);
       computes[s] = true;
       value_of_[&i] = v;
       result_value[s] = v;
       // A root others read after the reduce is stored by the reduce's step.
       if (fusion.reduce_group[s] >= 0 && fusion.groups[g].root_stored) {
-        value_of_[fusion.groups[g].members.back()] = NewValue(fusion.groups[g].members.back()->shape, step);
+        value_of_[fusion.groups[g].members.back()] = NewValue(fusion.groups[g].members.back()->shape, defined_at);
       }
       continue;
     }
     for (const Instruction* o : i.operands) {
       int v = ValueOf(o);
       operand_values[s].push_back(v);
-      Use(v, step);
+      Use(v, used_at);
     }
     int v = -1;
     switch (i.opcode) {
@@ -512,7 +534,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         [[fallthrough]];
       }
       default:
-        v = NewValue(i.shape, step);
+        v = NewValue(i.shape, defined_at);
         computes[s] = true;
         break;
     }
@@ -737,6 +759,33 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
                        std::move(kernel));
     return hlo::OkStatus();
   };
+  // A chain step's work on a block of rows (row_chains.h), bound to the
+  // same slots as its kernel.
+  auto build_row_runner = [&](size_t s) -> RowRunner {
+    const Instruction& i = *instructions[s];
+    const RowChain& chain = chains[static_cast<size_t>(chain_of[s])];
+    const size_t position = static_cast<size_t>(std::find(chain.steps.begin(), chain.steps.end(), s) - chain.steps.begin());
+    const int64_t row = chain.row_elements[position];
+    const bool stream = chain.result_streams[position];
+    const Slot out = SlotOf(result_value[s]);
+    if (fusion.group_of[s] >= 0 || fusion.reduce_group[s] >= 0) {
+      const bool reduce = fusion.reduce_group[s] >= 0;
+      const FusionGroup& group = fusion.groups[reduce ? fusion.reduce_group[s] : fusion.group_of[s]];
+      std::vector<Slot> in;
+      for (const Instruction* o : group.inputs) in.push_back(SlotOf(ValueOf(o)));
+      if (!reduce) return FusedLoopRows(group.members, group.inputs, in, out, row, stream);
+      std::optional<Slot> root;
+      if (group.root_stored) root = SlotOf(ValueOf(group.members.back()));
+      return FusedRowReduceRows(i, group.members, group.inputs, in, SlotOf(ValueOf(i.operands[1])), out, root, chain);
+    }
+    std::vector<Slot> in;
+    for (int o : operand_values[s]) in.push_back(SlotOf(o));
+    if (i.opcode == Opcode::kReduce) return RowReduceRows(i, in.at(0), in.at(1), out, chain);
+    std::vector<const Instruction*> inputs;
+    std::vector<Slot> input_slots;
+    DistinctOperands(i, in, inputs, input_slots);
+    return FusedLoopRows({&i}, inputs, input_slots, out, row, stream);
+  };
   std::vector<BuiltStep> built(instructions.size());
   const std::string* const module_name = planned_module;
   auto build_steps = [&](int64_t begin, int64_t end) {
@@ -754,6 +803,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       // would have been thrown had the steps been built here one by one.
       try {
         built[s].status = build_step(static_cast<size_t>(s), built[s]);
+        if (built[s].status.ok() && chain_of[s] >= 0) built[s].row_runner = build_row_runner(static_cast<size_t>(s));
       } catch (...) {
         built[s].exception = std::current_exception();
       }
@@ -764,12 +814,42 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   } else {
     build_steps(0, static_cast<int64_t>(instructions.size()));
   }
+  // A chain runs as one step when each of its steps has its rows' work and
+  // no temporaries (they would share the temp region); otherwise its steps
+  // run one after another, as any others.
+  auto runs_as_chain = [&](const RowChain& chain) {
+    for (size_t s : chain.steps) {
+      const BuiltStep& b = built[s];
+      if (!computes[s] || !b.row_runner || !b.typed || b.temp_bytes != 0 || b.nested_reference_steps != 0) return false;
+    }
+    return true;
+  };
+  std::vector<bool> chained(chains.size(), false);
   int64_t temp_bytes = 0;
   for (size_t s = 0; s < instructions.size(); ++s) {
     if (!computes[s]) continue;
     BuiltStep& b = built[s];
     if (b.exception) std::rethrow_exception(b.exception);
     if (!b.status.ok()) return b.status;
+    if (const int c = chain_of[s]; c >= 0) {
+      const RowChain& chain = chains[static_cast<size_t>(c)];
+      if (s == chain.steps.front() && runs_as_chain(chain)) {
+        chained[static_cast<size_t>(c)] = true;
+        std::vector<RowRunner> runners;
+        std::string held;
+        for (size_t m : chain.steps) {
+          runners.push_back(built[m].row_runner);
+          held += (held.empty() ? "" : "; ") + built[m].step->what;
+        }
+        plan_->steps.push_back(Step{"row chain(" + std::to_string(chain.steps.size()) + " steps) %" +
+                                        instructions[chain.steps.back()]->name + " [" + held + "]",
+                                    RowChainKernel(std::move(runners), chain)});
+      }
+      if (chained[static_cast<size_t>(c)]) {
+        ++plan_->typed_steps;
+        continue;
+      }
+    }
     temp_bytes = std::max(temp_bytes, b.temp_bytes);
     plan_->reference_steps += b.nested_reference_steps;
     if (b.typed) {

@@ -5,6 +5,7 @@
 
 #include "hlo/hlo_parser.h"
 #include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/row_chains.h"
 
 namespace anvil::cpu {
 namespace {
@@ -263,6 +264,88 @@ TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {
       EXPECT_FALSE(run);
     }
   }
+}
+
+// The row chains of a planned program: each chain's steps by name, its
+// rows and its block.
+std::vector<std::string> Chains(const Planned& p) {
+  std::vector<std::string> out;
+  for (const RowChain& c : PlanRowChains(*p.module->entry, p.plan, [](const hlo::Instruction*) { return false; })) {
+    std::string names;
+    for (size_t s : c.steps) names += (names.empty() ? "" : " ") + p.module->entry->instructions[s]->name;
+    out.push_back(names + " rows " + std::to_string(c.rows) + " by " + std::to_string(c.block_rows));
+  }
+  return out;
+}
+
+constexpr char kAddAndMax[] =
+    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "max_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n";
+
+TEST(RowChains, LayerNormIsOneChain) {
+  Planned p = Plan(
+      "  x = f32[1000,300] parameter(0)\n  zero = f32[] constant(0)\n"
+      "  s = f32[1000] reduce(x, zero), dimensions={1}, to_apply=add_f32\n"
+      "  n = f32[] constant(0.0033)\n  nb = f32[1000] broadcast(n), dimensions={}\n"
+      "  mean = f32[1000] multiply(s, nb)\n  meanb = f32[1000,300] broadcast(mean), dimensions={0}\n"
+      "  d = f32[1000,300] subtract(x, meanb)\n  d2 = f32[1000,300] multiply(d, d)\n"
+      "  v = f32[1000] reduce(d2, zero), dimensions={1}, to_apply=add_f32\n"
+      "  rs = f32[1000] rsqrt(v)\n  rsb = f32[1000,300] broadcast(rs), dimensions={0}\n"
+      "  ROOT y = f32[1000,300] multiply(d, rsb)\n",
+      kAddAndMax);
+  // 16384 / 300 elements is 54 rows, 48 in whole groups of the row sums' 16.
+  EXPECT_EQ(Chains(p), (std::vector<std::string>{"s mean v rs y rows 1000 by 48"}));
+}
+
+TEST(RowChains, JaxSoftmaxChainsThroughReshapes) {
+  // Rank 3, its rows the two leading dimensions; the maxima and sums come
+  // back through [4,100,1] reshapes, which are the chain's values too.
+  Planned p = Plan(
+      "  x = f32[4,100,200] parameter(0)\n  ninf = f32[] constant(-inf)\n  zero = f32[] constant(0)\n"
+      "  mx = f32[4,100] reduce(x, ninf), dimensions={2}, to_apply=max_f32\n"
+      "  mr = f32[4,100,1] reshape(mx)\n  mb = f32[4,100,200] broadcast(mr), dimensions={0,1,2}\n"
+      "  sh = f32[4,100,200] subtract(x, mb)\n  ex = f32[4,100,200] exponential(sh)\n"
+      "  sm = f32[4,100] reduce(ex, zero), dimensions={2}, to_apply=add_f32\n"
+      "  sr = f32[4,100,1] reshape(sm)\n  sb = f32[4,100,200] broadcast(sr), dimensions={0,1,2}\n"
+      "  ROOT r = f32[4,100,200] divide(ex, sb)\n",
+      kAddAndMax);
+  EXPECT_EQ(Chains(p), (std::vector<std::string>{"mx sm r rows 400 by 80"}));
+}
+
+TEST(RowChains, AReadAcrossRowsEndsTheChain) {
+  // b is mx broadcast along the columns: row r of y reads every row's
+  // maximum, so y cannot run a block at a time after mx; z, reading mx
+  // along the rows, could, but the chain ended at y.
+  Planned p = Plan(
+      "  x = f32[256,256] parameter(0)\n  ninf = f32[] constant(-inf)\n"
+      "  mx = f32[256] reduce(x, ninf), dimensions={1}, to_apply=max_f32\n"
+      "  b = f32[256,256] broadcast(mx), dimensions={1}\n  y = f32[256,256] subtract(x, b)\n"
+      "  c = f32[256,256] broadcast(mx), dimensions={0}\n  z = f32[256,256] subtract(x, c)\n"
+      "  ROOT t = (f32[256,256], f32[256,256]) tuple(y, z)\n",
+      kAddAndMax);
+  EXPECT_EQ(Chains(p), std::vector<std::string>{});
+}
+
+TEST(RowChains, AStepThatIsNoRowStepEndsTheChain) {
+  // The transpose between the reduces is not computed by rows.
+  Planned p = Plan(
+      "  x = f32[512,64] parameter(0)\n  zero = f32[] constant(0)\n"
+      "  s = f32[512] reduce(x, zero), dimensions={1}, to_apply=add_f32\n"
+      "  xt = f32[64,512] transpose(x), dimensions={1,0}\n"
+      "  sb = f32[512,64] broadcast(s), dimensions={0}\n  y = f32[512,64] multiply(x, sb)\n"
+      "  ROOT t = (f32[512,64], f32[64,512]) tuple(y, xt)\n",
+      kAddAndMax);
+  EXPECT_EQ(Chains(p), std::vector<std::string>{});
+}
+
+TEST(RowChains, SmallArraysAreNotChained) {
+  // Two blocks' worth of rows: too few to share between threads.
+  Planned p = Plan(
+      "  x = f32[32,1024] parameter(0)\n  zero = f32[] constant(0)\n"
+      "  s = f32[32] reduce(x, zero), dimensions={1}, to_apply=add_f32\n"
+      "  sb = f32[32,1024] broadcast(s), dimensions={0}\n  ROOT y = f32[32,1024] multiply(x, sb)\n",
+      kAddAndMax);
+  EXPECT_EQ(Chains(p), std::vector<std::string>{});
 }
 
 }  // namespace
