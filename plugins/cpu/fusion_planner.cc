@@ -70,6 +70,26 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
 
 bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
+bool IsDegenerateBroadcast(const Instruction& i) {
+  if (i.opcode != Opcode::kBroadcast || i.operands.size() != 1) return false;
+  const hlo::Shape& from = i.operands[0]->shape;
+  if (!i.shape.IsArray() || !from.IsArray() || i.shape.element_type() != from.element_type() ||
+      i.shape.ElementCount() != from.ElementCount() || !i.shape.HasDefaultLayout() || !from.HasDefaultLayout()) {
+    return false;
+  }
+  auto dims = hlo::IntListAttribute(i, "dimensions");
+  if (!dims.ok() || dims->size() != static_cast<size_t>(from.rank())) return false;
+  // Operand dimensions in order, each onto one of its own size; with the
+  // element counts equal, every other result dimension has size 1.
+  for (size_t k = 0; k < dims->size(); ++k) {
+    const int64_t d = (*dims)[k];
+    if (d < 0 || d >= i.shape.rank() || (k > 0 && d <= (*dims)[k - 1]) || i.shape.dims()[d] != from.dims()[k]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool IsLoopOp(const Instruction& i) {
   constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred, kS32 = ElementType::kS32;
   auto any = [](auto) {};

@@ -76,6 +76,11 @@ struct BroadcastRun {
 std::optional<BroadcastRun> FusedBroadcastRun(const hlo::Instruction& i);
 bool IsFusedBroadcast(const hlo::Instruction& i);
 
+// A broadcast that only adds dimensions of size 1 (JAX widens its row
+// maxima and sums to [..., 1] so): the same elements in the same order, so
+// the plan gives it its operand's memory, as it does a reshape.
+bool IsDegenerateBroadcast(const hlo::Instruction& i);
+
 // Whether `i` reduces the rows of an f32 array in blocks of rows: a reduce
 // of one f32 operand by add, multiply, maximum or minimum over its innermost
 // dimensions, at most kMaxBlockedRow elements to a row.

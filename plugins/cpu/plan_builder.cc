@@ -495,6 +495,19 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         v = plan_->values[operand_values[s][0]].elements.at(static_cast<size_t>(*index));
         break;
       }
+      case Opcode::kBroadcast:
+        if (IsDegenerateBroadcast(i)) {  // a reshape, in effect: the operand's memory
+          const int from = operand_values[s][0];
+          Value value = plan_->values[from];
+          value.shape = &i.shape;
+          plan_->values.push_back(value);
+          buffer_of_.push_back(buffer_of_[from]);
+          v = static_cast<int>(plan_->values.size()) - 1;
+          break;
+        }
+        v = NewValue(i.shape, defined_at);
+        computes[s] = true;
+        break;
       case Opcode::kCustomCall:
         // A sharding annotation passes its one operand through (on one device
         // there is nothing to shard); other custom calls are computed.

@@ -27,6 +27,7 @@ bool LeadsWith(const hlo::Shape& s, const std::vector<int64_t>& lead) {
 
 // Same bytes under another shape: the plan gives it its operand's memory.
 bool IsAlias(const Instruction& i) {
+  if (IsDegenerateBroadcast(i)) return true;
   return (i.opcode == Opcode::kReshape || i.opcode == Opcode::kBitcast) && i.operands.size() == 1 &&
          i.shape.IsArray() && i.operands[0]->shape.IsArray() &&
          i.shape.element_type() == i.operands[0]->shape.element_type() &&

@@ -312,6 +312,22 @@ TEST(RowChains, JaxSoftmaxChainsThroughReshapes) {
   EXPECT_EQ(Chains(p), (std::vector<std::string>{"mx sm r rows 400 by 80"}));
 }
 
+TEST(RowChains, JaxSoftmaxChainsThroughBroadcastsThatAddDimensionsOfSizeOne) {
+  Planned p = Plan(
+      "  x = f32[4,100,200] parameter(0)\n  ninf = f32[] constant(-inf)\n  zero = f32[] constant(0)\n"
+      "  mx = f32[4,100] reduce(x, ninf), dimensions={2}, to_apply=max_f32\n"
+      "  mr = f32[4,100,1] broadcast(mx), dimensions={0,1}\n  mb = f32[4,100,200] broadcast(mr), dimensions={0,1,2}\n"
+      "  sh = f32[4,100,200] subtract(x, mb)\n  ex = f32[4,100,200] exponential(sh)\n"
+      "  sm = f32[4,100] reduce(ex, zero), dimensions={2}, to_apply=add_f32\n"
+      "  sr = f32[4,100,1] broadcast(sm), dimensions={0,1}\n  sb = f32[4,100,200] broadcast(sr), dimensions={0,1,2}\n"
+      "  ROOT r = f32[4,100,200] divide(ex, sb)\n",
+      kAddAndMax);
+  EXPECT_EQ(Chains(p), (std::vector<std::string>{"mx sm r rows 400 by 80"}));
+  for (const auto& i : p.module->entry->instructions) {
+    EXPECT_EQ(IsDegenerateBroadcast(*i), i->name == "mr" || i->name == "sr") << i->name;
+  }
+}
+
 TEST(RowChains, AReadAcrossRowsEndsTheChain) {
   // b is mx broadcast along the columns: row r of y reads every row's
   // maximum, so y cannot run a block at a time after mx; z, reading mx
