@@ -10,7 +10,6 @@
 #include "hlo/attributes.h"
 #include "plugins/cpu/index_values.h"
 #include "plugins/cpu/plan.h"
-#include "plugins/cpu/prefetch.h"
 
 namespace anvil::cpu {
 namespace {
@@ -93,11 +92,6 @@ std::optional<GatherLayout> Layout(const hlo::Instruction& i) {
   return l;
 }
 
-// Bytes of runs requested ahead of the copy (GatherOf): two rows of an
-// embedding of 512 floats. 8192 bytes and more were slower here (the
-// requests compete with the copies' own lines); none at all, 35% slower.
-constexpr int64_t kGatherBytesAhead = 4096;
-
 template <typename T>
 Kernel GatherOf(std::shared_ptr<const GatherLayout> l, Slot operand, Slot indices, Slot out) {
   // When the output's innermost dimension is an offset dimension moving
@@ -124,10 +118,12 @@ Kernel GatherOf(std::shared_ptr<const GatherLayout> l, Slot operand, Slot indice
         index[d] = rest % l->out_dims[d];
         rest /= l->out_dims[d];
       }
-      // Where each run of the chunk starts, then the copies, each run a few
-      // ahead requested into the cache as the current one copies: a run's
-      // source is wherever its index points (an embedding's row), so
-      // without the request each copy would first wait on memory.
+      // Where each run of the chunk starts, then the copies, back to back:
+      // a run's source is wherever its index points (an embedding's row),
+      // and copies with nothing between them overlap their waits on
+      // memory (8192 rows of an f32[50000,512] table: 1.15 -> 0.85 ms, where
+      // each copy followed its own index arithmetic; requesting the next
+      // runs into the cache ahead of their copies gained nothing more).
       std::vector<int64_t> source(static_cast<size_t>(hi - lo));
       for (int64_t k = lo; k < hi; ++k) {
         std::fill(start.begin(), start.end(), 0);
@@ -164,16 +160,7 @@ Kernel GatherOf(std::shared_ptr<const GatherLayout> l, Slot operand, Slot indice
         return;
       }
       const size_t bytes = static_cast<size_t>(run) * sizeof(T);
-      auto request = [&](int64_t k) {
-        const char* from = reinterpret_cast<const char*>(x + source[static_cast<size_t>(k - lo)]);
-        for (size_t b = 0; b < bytes; b += 64) PrefetchLine(from + b);
-      };
-      const int64_t ahead = std::max<int64_t>(1, kGatherBytesAhead / static_cast<int64_t>(bytes));
-      for (int64_t k = lo; k < std::min(hi, lo + ahead); ++k) request(k);
-      for (int64_t k = lo; k < hi; ++k) {
-        if (k + ahead < hi) request(k + ahead);
-        std::memcpy(y + k * run, x + source[static_cast<size_t>(k - lo)], bytes);
-      }
+      for (int64_t k = lo; k < hi; ++k) std::memcpy(y + k * run, x + source[static_cast<size_t>(k - lo)], bytes);
     });
   };
 }
