@@ -37,8 +37,10 @@ using hlo::Opcode;
 //    dimension alone is reduced, each row is combined in kLanes lanes of
 //    consecutive elements, folded at the end: a vector loop.
 //  - An f32 sum (T float, Acc double) of contiguous rows advances
-//    kSumRows rows at once through SumRowsInDouble (row_sums.h), the same
-//    additions in the same order, vectorised across the rows.
+//    kSumRows rows at once through SumRowsInDouble (row_sums.h): in order,
+//    vectorised across the rows, or for long rows in 32 lanes of doubles
+//    each, folded at the end; the last rows, fewer than kSumRows, the same
+//    way one at a time (SumRowInDouble).
 // Acc: the accumulator's type (double for f32 sums, see ReduceOf).
 // The widest column block: its accumulators stay in L1 (4 KB of doubles).
 constexpr int64_t kColumnBlock = 512;
@@ -140,6 +142,12 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
               SumRowsInDouble(x, bases, inner, acc);
             } else {
               CombineRowsThroughTile<kRowGroup>(x, bases, inner, acc, combine);
+            }
+          } else if (kF32Sum && contiguous_rows) {
+            // The last rows, fewer than a group: each row alone, in the
+            // order a group's rows are summed in (row_sums.h).
+            if constexpr (kF32Sum) {
+              for (int64_t j = 0; j < count; ++j) SumRowInDouble(x + bases[j], inner, &acc[j]);
             }
           } else if (count == kRowGroup) {
             for (int64_t k = 0; k < inner; ++k, walk.Next()) {

@@ -1,7 +1,21 @@
-// f32 row sums in double, kSumRows rows side by side, each row's terms
-// added one after another in order (the bits of the reduce kernel's plain
-// loop and of the evaluator), with the rows' columns turned into vector
-// lanes by in-register transposes where the CPU has AVX2 or AVX-512.
+// f32 row sums in double, kSumRows rows at a time.
+//
+// A row shorter than kLaneSumMinRow adds its terms one after another, in
+// order (the evaluator's order): kSumRows rows side by side, their columns
+// turned into vector lanes by in-register transposes where the CPU has
+// AVX2 or AVX-512.
+//
+// A longer row is summed in kRowSumLanes lanes: lane l adds elements l,
+// l + kRowSumLanes, l + 2 kRowSumLanes, ... in order, then the lanes are
+// folded in halves (lane l takes lane l + 16, then l + 8, ... down to lane
+// 0), and the fold is added to the row's accumulator. That is not the
+// evaluator's order, but every lane is a double adding floats, so the sum
+// rounded to f32 differs from the in-order one only where the two doubles
+// straddle an f32 rounding boundary; it is the same on every instruction
+// set, for a row in a whole group of kSumRows or alone (SumRowInDouble),
+// so a fused reduce, a row chain and the reduce kernel alone all give the
+// same bits. Summing in order cost half a cycle an element in shuffles
+// (layer norm's two sums were 40% of its time); the lanes need no shuffle.
 #pragma once
 
 #include <cstdint>
@@ -11,12 +25,19 @@
 namespace anvil::cpu {
 
 inline constexpr int64_t kSumRows = 16;
+inline constexpr int64_t kRowSumLanes = 32;
+inline constexpr int64_t kLaneSumMinRow = 64;
 
-// acc[j] += x[bases[j] + k] for k = 0, 1, ..., inner - 1 in that order, for
-// each of the kSumRows rows j, with the widest loop this CPU runs.
+// acc[j] += the sum of x[bases[j] + k] for k = 0, 1, ..., inner - 1 (in the
+// order above), for each of the kSumRows rows j, with the widest loop this
+// CPU runs.
 void SumRowsInDouble(const float* x, const int64_t* bases, int64_t inner, double* acc);
 
 // The same with the loop for `isa`, which this CPU must run (for tests).
 void SumRowsInDoubleWith(Isa isa, const float* x, const int64_t* bases, int64_t inner, double* acc);
+
+// One row's: *acc += the sum of row[0, inner), in the same order.
+void SumRowInDouble(const float* row, int64_t inner, double* acc);
+void SumRowInDoubleWith(Isa isa, const float* row, int64_t inner, double* acc);
 
 }  // namespace anvil::cpu

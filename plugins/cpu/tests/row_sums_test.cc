@@ -1,10 +1,13 @@
-// Each instruction set's row-sum loop (row_sums.h) against a plain
-// sequential sum in double, bit for bit: rows of every length around the
-// vector blocks, rows that start anywhere, accumulators that start nonzero.
+// Each instruction set's row-sum loop (row_sums.h) against the order it
+// promises, bit for bit: rows shorter than kLaneSumMinRow summed in order,
+// longer ones in kRowSumLanes lanes folded in halves; rows of every length
+// around the vector blocks and the lane groups, rows that start anywhere,
+// accumulators that start nonzero, and a row alone summed as in a group.
 #include "plugins/cpu/row_sums.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -12,28 +15,46 @@
 namespace anvil::cpu {
 namespace {
 
-TEST(CpuRowSums, EveryLoopAddsEachRowInOrderFromItsAccumulator) {
+// What row_sums.h says a row's sum is, written out plainly.
+double ExpectedSum(const float* row, int64_t inner, double acc) {
+  if (inner < kLaneSumMinRow) {
+    for (int64_t k = 0; k < inner; ++k) acc += static_cast<double>(row[k]);
+    return acc;
+  }
+  std::vector<double> lanes(kRowSumLanes, 0.0);
+  for (int64_t k = 0; k < inner; ++k) lanes[static_cast<size_t>(k % kRowSumLanes)] += static_cast<double>(row[k]);
+  for (int64_t w = kRowSumLanes / 2; w >= 1; w /= 2) {
+    for (int64_t l = 0; l < w; ++l) lanes[static_cast<size_t>(l)] += lanes[static_cast<size_t>(l + w)];
+  }
+  return acc + lanes[0];
+}
+
+TEST(CpuRowSums, EveryLoopSumsEachRowInTheOrderItPromises) {
   std::mt19937 random(7);
   // Magnitudes over many binades, so that any change of order changes bits.
   std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
   std::uniform_int_distribution<int> exponent(-20, 20);
-  const int64_t stride = 67;  // rows not aligned to any vector
+  const int64_t stride = 301;  // rows not aligned to any vector
   std::vector<float> x(kSumRows * stride + 40);
   for (float& v : x) v = std::ldexp(mantissa(random), exponent(random));
   for (Isa isa : IsasThisCpuRuns()) {
-    for (int64_t inner : {0, 1, 3, 4, 5, 7, 8, 9, 16, 23, 64, 65}) {
+    for (int64_t inner : {0, 1, 3, 4, 5, 7, 8, 9, 16, 23, 63, 64, 65, 95, 96, 97, 127, 128, 129, 300}) {
       int64_t bases[kSumRows];
       double acc[kSumRows], expected[kSumRows];
       for (int64_t j = 0; j < kSumRows; ++j) {
         bases[j] = (j * 5) % kSumRows * stride + j % 3;  // rows in no particular order
-        acc[j] = expected[j] = 0.25 * static_cast<double>(j);
-        for (int64_t k = 0; k < inner; ++k) expected[j] += static_cast<double>(x[bases[j] + k]);
+        acc[j] = 0.25 * static_cast<double>(j);
+        expected[j] = ExpectedSum(x.data() + bases[j], inner, acc[j]);
       }
       SumRowsInDoubleWith(isa, x.data(), bases, inner, acc);
       for (int64_t j = 0; j < kSumRows; ++j) {
         EXPECT_EQ(0, std::memcmp(&acc[j], &expected[j], sizeof(double)))
             << "isa " << static_cast<int>(isa) << ", rows of " << inner << ", row " << j << ": " << acc[j]
             << " against " << expected[j];
+        double alone = 0.25 * static_cast<double>(j);
+        SumRowInDoubleWith(isa, x.data() + bases[j], inner, &alone);
+        EXPECT_EQ(0, std::memcmp(&alone, &expected[j], sizeof(double)))
+            << "isa " << static_cast<int>(isa) << ", a row of " << inner << " alone, row " << j;
       }
     }
   }
