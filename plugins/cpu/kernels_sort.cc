@@ -63,17 +63,32 @@ void PermuteRow(const SortLayout& l, const std::vector<Slot>& in, const std::vec
   }
 }
 
+void RadixSortByKey(std::vector<std::pair<uint64_t, int64_t>>& v, std::vector<std::pair<uint64_t, int64_t>>& spare);
+
+// A row's (key, position) pairs for a radix sort (RadixSortByKey), keys in
+// the sort's order, or false when the row's keys are not in a total order
+// that way (then the row is merged).
+using RadixPairs = std::function<bool(const Frame& frame, int64_t start, std::vector<std::pair<uint64_t, int64_t>>& pairs)>;
+
 // Orders each row by `less_for(frame)`, a callable (row start, a, b) made
-// once per thread's share of the rows, then permutes every operand's row.
+// once per thread's share of the rows, or by a radix sort of the pairs
+// `radix_pairs` gives (if any), then permutes every operand's row.
 template <typename LessFor>
-Kernel SortRows(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, LessFor less_for) {
+Kernel SortRows(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, LessFor less_for,
+                RadixPairs radix_pairs = nullptr) {
   return [=](const Frame& frame) {
     frame.parallel->For(l.rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, l.length)), [&](int64_t lo, int64_t hi) {
       auto less = less_for(frame);
       std::vector<int64_t> order(static_cast<size_t>(l.length));
+      std::vector<std::pair<uint64_t, int64_t>> pairs, spare;
       std::vector<unsigned char> row;
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t start = RowStart(l, r);
+        if (radix_pairs && radix_pairs(frame, start, pairs)) {
+          RadixSortByKey(pairs, spare);
+          PermuteRow(l, in, out, frame, start, [&](int64_t p) { return pairs[static_cast<size_t>(p)].second; }, row);
+          continue;
+        }
         std::iota(order.begin(), order.end(), 0);
         hlo::MergeSort(order, [&](int64_t a, int64_t b) { return less(start, a, b); });
         PermuteRow(l, in, out, frame, start, [&](int64_t p) { return order[static_cast<size_t>(p)]; }, row);
@@ -201,11 +216,38 @@ Kernel SortOf(SortLayout l, std::vector<Slot> in, std::vector<Slot> out, int key
               std::optional<bool> radix_ascending = std::nullopt) {
   if (in.size() == 1) return SortValuesOf<T>(std::move(l), in[0], out[0], less, radix_ascending);
   const Slot keys_slot = in[static_cast<size_t>(key)];
-  const int64_t stride = l.stride;
-  return SortRows(std::move(l), std::move(in), std::move(out), [=](const Frame& frame) {
-    const T* keys = static_cast<const T*>(frame.At(keys_slot));
-    return [=](int64_t start, int64_t a, int64_t b) { return less(keys[start + a * stride], keys[start + b * stride]); };
-  });
+  const int64_t stride = l.stride, length = l.length;
+  RadixPairs radix_pairs;
+  if constexpr (kRadixSortable<T>) {
+    // Pairs sorted stably by key keep equal keys in position order, which
+    // is what the stable merges give them: -0 and 0 may share a key. Only
+    // a NaN, which `<` does not order, sends a row to the merges.
+    if (radix_ascending && length >= kRadixSortMinLength) {
+      const bool ascending = *radix_ascending;
+      radix_pairs = [=](const Frame& frame, int64_t start, std::vector<std::pair<uint64_t, int64_t>>& pairs) {
+        const T* keys = static_cast<const T*>(frame.At(keys_slot));
+        pairs.resize(static_cast<size_t>(length));
+        for (int64_t p = 0; p < length; ++p) {
+          T v = keys[start + p * stride];
+          if constexpr (std::is_floating_point_v<T>) {
+            if (v == T(0)) v = T(0);  // -0 as 0
+          }
+          RadixKey<T> k;
+          if (!ToRadixKey(v, k)) return false;  // a NaN
+          const uint64_t key = ascending ? k : static_cast<RadixKey<T>>(~k);
+          pairs[static_cast<size_t>(p)] = {key, p};
+        }
+        return true;
+      };
+    }
+  }
+  return SortRows(
+      std::move(l), std::move(in), std::move(out),
+      [=](const Frame& frame) {
+        const T* keys = static_cast<const T*>(frame.At(keys_slot));
+        return [=](int64_t start, int64_t a, int64_t b) { return less(keys[start + a * stride], keys[start + b * stride]); };
+      },
+      std::move(radix_pairs));
 }
 
 // Any comparator: an hlo/scalar_program on the two elements of every
