@@ -158,6 +158,7 @@ class ChainBuilder {
   }
 
   void Close() {
+    if (chain_.steps.empty()) return;  // nothing open (Start resets what fails)
     if (chain_.steps.size() >= 2 && Finish()) chains_.push_back(std::move(chain_));
     Reset();
   }
