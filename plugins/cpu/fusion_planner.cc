@@ -70,6 +70,12 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
 
 bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
+bool SharesOperandMemory(const Instruction& i) {
+  if (IsDegenerateBroadcast(i)) return true;
+  return (i.opcode == Opcode::kReshape || i.opcode == Opcode::kBitcast) && i.operands.size() == 1 &&
+         i.shape.IsArray() && i.operands[0]->shape.IsArray() && i.shape.ByteSize() == i.operands[0]->shape.ByteSize();
+}
+
 bool IsDegenerateBroadcast(const Instruction& i) {
   if (i.opcode != Opcode::kBroadcast || i.operands.size() != 1) return false;
   const hlo::Shape& from = i.operands[0]->shape;

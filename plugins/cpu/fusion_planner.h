@@ -81,6 +81,12 @@ bool IsFusedBroadcast(const hlo::Instruction& i);
 // the plan gives it its operand's memory, as it does a reshape.
 bool IsDegenerateBroadcast(const hlo::Instruction& i);
 
+// Whether the plan gives `i` its operand's memory and no step of its own:
+// a reshape or bitcast of an array to as many bytes, or a degenerate
+// broadcast. (The plan builder also passes an optimization barrier's and
+// some bitcast-converts' operands through; row chains need not know.)
+bool SharesOperandMemory(const hlo::Instruction& i);
+
 // Whether `i` reduces the rows of an f32 array in blocks of rows: a reduce
 // of one f32 operand by add, multiply, maximum or minimum over its innermost
 // dimensions, at most kMaxBlockedRow elements to a row.

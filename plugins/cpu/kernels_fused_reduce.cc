@@ -35,23 +35,23 @@ void ReduceBlock(const Kernel& kernel, const float* values, void* init, float* r
   kernel(block);
 }
 
-// The row-reduce kernels for a chain's blocks: a whole block's, and the
-// last block's when that is shorter.
-struct ChainBlockKernels {
-  Kernel full, last;
+// The row-reduce kernels for `rows` rows of `row` elements in blocks of
+// `block_rows`: a whole block's, and the last block's when that is
+// shorter. A block's reduce reads parameter 0 (the block), parameter 1
+// (the initial value) and writes output 0 (the block's outputs).
+struct BlockKernels {
+  BlockKernels(hlo::Opcode op, int64_t row, int64_t rows, int64_t block_rows) {
+    const Slot block_in{Slot::Kind::kParameter, 0, 0}, block_init{Slot::Kind::kParameter, 1, 0},
+        block_out{Slot::Kind::kOutput, 0, 0};
+    const int64_t blocks = (rows + block_rows - 1) / block_rows;
+    const int64_t last_rows = rows - (blocks - 1) * block_rows;
+    full = RowReduceKernel(op, block_rows, row, block_in, block_init, block_out);
+    last = last_rows == block_rows ? full : RowReduceKernel(op, last_rows, row, block_in, block_init, block_out);
+  }
   bool ok() const { return full && last; }
   const Kernel& For(int64_t rows, int64_t block_rows) const { return rows == block_rows ? full : last; }
+  Kernel full, last;
 };
-ChainBlockKernels BlockKernels(hlo::Opcode op, int64_t row, const RowChain& chain) {
-  const Slot block_in{Slot::Kind::kParameter, 0, 0}, block_init{Slot::Kind::kParameter, 1, 0},
-      block_out{Slot::Kind::kOutput, 0, 0};
-  const int64_t blocks = (chain.rows + chain.block_rows - 1) / chain.block_rows;
-  const int64_t last_rows = chain.rows - (blocks - 1) * chain.block_rows;
-  ChainBlockKernels k;
-  k.full = RowReduceKernel(op, chain.block_rows, row, block_in, block_init, block_out);
-  k.last = last_rows == chain.block_rows ? k.full : RowReduceKernel(op, last_rows, row, block_in, block_init, block_out);
-  return k;
-}
 
 }  // namespace
 
@@ -67,15 +67,9 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
   // Whole groups of the row-sum kernel's rows to a block.
   const int64_t block_rows = std::max(kSumRows, kBlockElements / row / kSumRows * kSumRows);
   const int64_t blocks = (rows + block_rows - 1) / block_rows;
-  const int64_t last_rows = rows - (blocks - 1) * block_rows;
-  // A block's reduce reads parameter 0 (the block), parameter 1 (the
-  // initial value) and writes output 0 (the block's outputs).
-  const Slot block_in{Slot::Kind::kParameter, 0, 0}, block_init{Slot::Kind::kParameter, 1, 0},
-      block_out{Slot::Kind::kOutput, 0, 0};
-  Kernel full = RowReduceKernel(*op, block_rows, row, block_in, block_init, block_out);
-  Kernel last = last_rows == block_rows ? full : RowReduceKernel(*op, last_rows, row, block_in, block_init, block_out);
-  if (!full || !last) return nullptr;
-  return [loop, full, last, rows, row, block_rows, blocks, init, out, root_out](const Frame& frame) {
+  const BlockKernels kernels(*op, row, rows, block_rows);
+  if (!kernels.ok()) return nullptr;
+  return [loop, kernels, rows, row, block_rows, blocks, init, out, root_out](const Frame& frame) {
     void* start = frame.At(init);
     float* y = static_cast<float*>(frame.At(out));
     // A stored root is computed straight into its memory, block by block,
@@ -94,7 +88,7 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
         loop->Run(frame, r0 * row, r1 * row, values);
         block.parameters[0] = values;
         block.outputs[0] = y + r0;
-        (r1 - r0 == block_rows ? full : last)(block);
+        kernels.For(r1 - r0, block_rows)(block);
       }
     });
   };
@@ -109,7 +103,7 @@ RowRunner FusedRowReduceRows(const hlo::Instruction& reduce, const std::vector<c
   std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
   if (!op || !loop) return nullptr;
   const int64_t row = reduce.operands[0]->shape.ElementCount() / chain.rows;
-  const ChainBlockKernels kernels = BlockKernels(*op, row, chain);
+  const BlockKernels kernels(*op, row, chain.rows, chain.block_rows);
   if (!kernels.ok()) return nullptr;
   const int64_t block_rows = chain.block_rows;
   return [loop, kernels, row, block_rows, init, out, root_out](const Frame& frame, int64_t r0, int64_t r1,
@@ -127,7 +121,7 @@ RowRunner RowReduceRows(const hlo::Instruction& reduce, const Slot& in, const Sl
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
   if (!op) return nullptr;
   const int64_t row = reduce.operands[0]->shape.ElementCount() / chain.rows;
-  const ChainBlockKernels kernels = BlockKernels(*op, row, chain);
+  const BlockKernels kernels(*op, row, chain.rows, chain.block_rows);
   if (!kernels.ok()) return nullptr;
   const int64_t block_rows = chain.block_rows;
   return [kernels, row, block_rows, in, init, out](const Frame& frame, int64_t r0, int64_t r1, float*) {

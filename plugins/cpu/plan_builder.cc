@@ -495,25 +495,12 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         v = plan_->values[operand_values[s][0]].elements.at(static_cast<size_t>(*index));
         break;
       }
-      case Opcode::kBroadcast:
-        if (IsDegenerateBroadcast(i)) {  // a reshape, in effect: the operand's memory
-          const int from = operand_values[s][0];
-          Value value = plan_->values[from];
-          value.shape = &i.shape;
-          plan_->values.push_back(value);
-          buffer_of_.push_back(buffer_of_[from]);
-          v = static_cast<int>(plan_->values.size()) - 1;
-          break;
-        }
-        v = NewValue(i.shape, defined_at);
-        computes[s] = true;
-        break;
       case Opcode::kCustomCall:
         // A sharding annotation passes its one operand through (on one device
         // there is nothing to shard); other custom calls are computed.
         if (hlo::StringAttribute(i, "custom_call_target") != "Sharding" || operand_values[s].size() != 1 ||
             !i.shape.Compatible(*plan_->values[operand_values[s][0]].shape)) {
-          v = NewValue(i.shape, step);
+          v = NewValue(i.shape, defined_at);
           computes[s] = true;
           break;
         }
@@ -521,27 +508,29 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
         break;
       case Opcode::kReshape:
       case Opcode::kBitcast:
+      case Opcode::kBroadcast:
       case Opcode::kBitcastConvert:
       case Opcode::kOptimizationBarrier: {
-        // Same bytes, another shape: no copy. (A bitcast-convert only when
-        // both element types are whole bytes wide, not pred: sub-byte values
-        // sit extended in a byte each, and pred is 0 or 1.)
-        int from = operand_values[s][0];
-        const bool whole_bytes = i.opcode != Opcode::kBitcastConvert ||
-                                 (BitcastsInPlace(i.shape.element_type()) &&
-                                  BitcastsInPlace(plan_->values[from].shape->element_type()));
-        if (i.opcode == Opcode::kOptimizationBarrier ||
-            (whole_bytes && i.shape.IsArray() && plan_->values[from].shape->IsArray() &&
-             i.shape.ByteSize() == plan_->values[from].shape->ByteSize())) {
-          if (i.opcode == Opcode::kOptimizationBarrier) {
-            v = from;
-          } else {
-            Value value = plan_->values[from];
-            value.shape = &i.shape;
-            plan_->values.push_back(value);
-            buffer_of_.push_back(buffer_of_[from]);
-            v = static_cast<int>(plan_->values.size()) - 1;
-          }
+        // Same bytes, another shape: no copy (SharesOperandMemory, which
+        // row chains read too; a broadcast only when it adds dimensions of
+        // size 1). A bitcast-convert only when both element types are whole
+        // bytes wide, not pred: sub-byte values sit extended in a byte
+        // each, and pred is 0 or 1.
+        const int from = operand_values[s][0];
+        if (i.opcode == Opcode::kOptimizationBarrier) {
+          v = from;
+          break;
+        }
+        const bool converts_in_place =
+            i.opcode == Opcode::kBitcastConvert && BitcastsInPlace(i.shape.element_type()) &&
+            BitcastsInPlace(plan_->values[from].shape->element_type()) && i.shape.IsArray() &&
+            plan_->values[from].shape->IsArray() && i.shape.ByteSize() == plan_->values[from].shape->ByteSize();
+        if (SharesOperandMemory(i) || converts_in_place) {
+          Value value = plan_->values[from];
+          value.shape = &i.shape;
+          plan_->values.push_back(value);
+          buffer_of_.push_back(buffer_of_[from]);
+          v = static_cast<int>(plan_->values.size()) - 1;
           break;
         }
         [[fallthrough]];

@@ -25,15 +25,6 @@ bool LeadsWith(const hlo::Shape& s, const std::vector<int64_t>& lead) {
          std::equal(lead.begin(), lead.end(), s.dims().begin());
 }
 
-// Same bytes under another shape: the plan gives it its operand's memory.
-bool IsAlias(const Instruction& i) {
-  if (IsDegenerateBroadcast(i)) return true;
-  return (i.opcode == Opcode::kReshape || i.opcode == Opcode::kBitcast) && i.operands.size() == 1 &&
-         i.shape.IsArray() && i.operands[0]->shape.IsArray() &&
-         i.shape.element_type() == i.operands[0]->shape.element_type() &&
-         i.shape.ByteSize() == i.operands[0]->shape.ByteSize();
-}
-
 class ChainBuilder {
  public:
   ChainBuilder(const hlo::Computation& computation, const FusionPlan& fusion,
@@ -50,7 +41,7 @@ class ChainBuilder {
         Close();
         continue;
       }
-      if (IsAlias(i)) {
+      if (SharesOperandMemory(i)) {
         // An alias of what the chain writes is the chain's too, if its rows
         // are where they were; an alias of anything else is read whole.
         if (const auto it = written_.find(i.operands[0]); it != written_.end()) {
@@ -74,7 +65,6 @@ class ChainBuilder {
   // A reduce of rows starts a chain: its kept dimensions are the chain's.
   void Start(size_t s, const Instruction& i) {
     if (!RowReduceInBlocks(i) || i.shape.rank() == 0) return;
-    if (fusion_.group_of[s] >= 0) return;  // a loop's root, not a reduce's step
     lead_ = i.shape.dims();
     chain_.rows = i.shape.ElementCount();
     if (!Join(s, i)) Reset();
@@ -89,7 +79,7 @@ class ChainBuilder {
     int64_t row_elements = 0;
     const int reduce_group = fusion_.reduce_group[s];
     const int loop_group = fusion_.group_of[s];
-    if (reduce_group >= 0 || (loop_group < 0 && RowReduceInBlocks(i))) {
+    if (reduce_group >= 0 || RowReduceInBlocks(i)) {
       if (!RowReduceInBlocks(i) || i.shape.dims() != lead_) return false;
       if (written_.count(i.operands[1])) return false;  // an initial value the chain writes
       const Instruction* operand = i.operands[0];
