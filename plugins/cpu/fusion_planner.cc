@@ -271,8 +271,12 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       if (in_group[o] || stored[o] || !loop_op[o] || plan.group_of[o] >= 0 || elements[o] != elements[root]) {
         return false;
       }
+      // A recomputed user does not count: the other groups that recompute
+      // it read `o` too, so `o` must be stored (GELU's erf, where |x| is
+      // recomputed by several readers of x).
       const auto u = users(o);
-      return !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) { return in_group[user] != 0; });
+      return !u.empty() &&
+             std::all_of(u.begin(), u.end(), [&](int user) { return in_group[user] != 0 && !recomputed[user]; });
     };
     for (bool grew = true; grew;) {
       grew = false;
