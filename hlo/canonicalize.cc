@@ -1,5 +1,6 @@
 #include "hlo/canonicalize.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -200,12 +201,54 @@ Status FlattenTupleParameters(Module& module) {
   return OkStatus();
 }
 
+int BroadcastLargeSplats(Module& module) {
+  int turned = 0;
+  auto large_splat = [](const Instruction& i) {
+    return i.opcode == Opcode::kConstant && i.literal && i.shape.IsArray() &&
+           i.literal->element_count() > kMaxSplatConstantElements && i.literal->IsSplat();
+  };
+  for (auto& c : module.computations) {
+    if (std::none_of(c->instructions.begin(), c->instructions.end(), [&](const auto& i) { return large_splat(*i); })) {
+      continue;
+    }
+    NameSource names(*c);
+    std::vector<std::unique_ptr<Instruction>> rebuilt;
+    rebuilt.reserve(c->instructions.size());
+    for (auto& owned : c->instructions) {
+      Instruction& i = *owned;
+      if (large_splat(i)) {
+        auto scalar = std::make_unique<Instruction>();
+        scalar->name = names.Fresh(i.name + ".splat");
+        scalar->opcode = Opcode::kConstant;
+        scalar->shape = Shape::Scalar(i.shape.element_type());
+        scalar->literal.emplace(scalar->shape);
+        const size_t bytes = static_cast<size_t>(Info(i.shape.element_type()).byte_size);
+        std::copy_n(i.literal->data().begin(), bytes, scalar->literal->mutable_data().begin());
+        scalar->line = i.line;
+        scalar->column = i.column;
+        // The constant becomes the broadcast in place, so its users, name
+        // and metadata stay as they were.
+        i.opcode = Opcode::kBroadcast;
+        i.literal.reset();
+        i.operands = {scalar.get()};
+        i.attributes.insert(i.attributes.begin(), Attribute{"dimensions", "{}"});
+        rebuilt.push_back(std::move(scalar));
+        ++turned;
+      }
+      rebuilt.push_back(std::move(owned));
+    }
+    c->instructions = std::move(rebuilt);
+  }
+  return turned;
+}
+
 Status Canonicalize(Module& module) {
   ANVIL_RETURN_IF_ERROR(InlineCalls(module));
   ANVIL_RETURN_IF_ERROR(FlattenTupleParameters(module));
   // Folding may expose more folding (a gte of a folded tuple); a few rounds suffice.
   for (int round = 0; round < 8 && FoldConstants(module) > 0; ++round) {
   }
+  BroadcastLargeSplats(module);
   RemoveDeadCode(module);
   // Inlined calls leave attributes naming their computations (`to_apply`) on
   // nothing: every remaining reference must still resolve.

@@ -20,8 +20,13 @@ bool HasSideEffect(const Instruction& instruction);
 // (numbered in order), rebuilding the tuple from them for its users.
 Status FlattenTupleParameters(Module& module);
 
-// InlineCalls, FlattenTupleParameters, FoldConstants, RemoveDeadCode, then
-// Verify.
+// Turns each constant of more than kMaxSplatConstantElements elements that
+// all hold the same bits into a broadcast of a scalar constant (same name,
+// shape and layout); returns how many it turned.
+int BroadcastLargeSplats(Module& module);
+
+// InlineCalls, FlattenTupleParameters, FoldConstants, BroadcastLargeSplats,
+// RemoveDeadCode, then Verify.
 Status Canonicalize(Module& module);
 
 }  // namespace anvil::hlo

@@ -12,12 +12,6 @@ namespace {
 // Constants larger than this stay as they are: folding them would grow the
 // program text more than it saves.
 constexpr int64_t kMaxFoldedElements = 1 << 16;
-// A broadcast of a scalar folds only into a small splat. A large one would
-// be built in memory by every compile and every cache load (MobileNet's step
-// held 22 MB of them, most of the time of loading it), while every plugin
-// reads a broadcast of a constant scalar for nothing: it fuses into the
-// loops that use it. XLA does not fold broadcasts at all.
-constexpr int64_t kMaxFoldedBroadcastElements = 1 << 10;
 
 bool IsFoldableConstant(const Instruction* i) {
   return i->opcode == Opcode::kConstant && i->literal && !i->literal->elided() && i->shape.IsArray();
@@ -87,7 +81,7 @@ std::optional<Literal> Fold(const Instruction& i) {
     case Opcode::kBroadcast: {
       auto dims = IntListAttribute(i, "dimensions");
       if (!dims.ok() || a.element_count() != 1 || in != out) return std::nullopt;  // scalar broadcasts only
-      if (n > kMaxFoldedBroadcastElements) return std::nullopt;
+      if (n > kMaxSplatConstantElements) return std::nullopt;
       for (int64_t k = 0; k < n; ++k) {
         std::copy_n(a.data().begin(), Info(out).byte_size, result.mutable_data().begin() + k * Info(out).byte_size);
       }

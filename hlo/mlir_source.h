@@ -5,6 +5,7 @@
 // has them decoded). Internal to hlo/.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -26,6 +27,11 @@ class SyntaxSource {
   // counts against one budget of literal bytes per source, so that a
   // program cannot make the lowering copy a large constant without bound.
   virtual StatusOr<Literal> DenseValue(const Attr& dense, const Shape& shape) = 0;
+  // When a dense attribute of `shape` holds one value for every element (a
+  // splat), that value as a scalar literal, read without building the
+  // array; nullopt otherwise, or where it cannot tell (DenseValue then
+  // reads it, and says what is wrong with it).
+  virtual std::optional<Literal> DenseSplat(const Attr& dense, const Shape& shape) = 0;
 };
 
 }  // namespace anvil::hlo::mlir

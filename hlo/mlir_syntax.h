@@ -36,6 +36,10 @@ struct Attr {
   // kDense from bytecode: the values, already decoded (shared, so that
   // copying an attribute does not copy a large constant).
   std::shared_ptr<const Literal> literal;
+  // kDense from bytecode: `literal` is the one value of every element (a
+  // splat of more than kMaxSplatConstantElements), a scalar, not an array
+  // of `type`.
+  bool splat = false;
   std::optional<Shape> type;                          // `: type` suffix, kType's type
 
   const Attr* Find(std::string_view key) const;

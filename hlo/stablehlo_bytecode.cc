@@ -19,16 +19,27 @@ class BytecodeSource : public mlir::SyntaxSource {
   std::pair<int, int> LineColumn(size_t) const override { return {0, 0}; }
   StatusOr<Literal> DenseValue(const mlir::Attr& dense, const Shape& shape) override {
     if (!dense.literal) return ErrorAt(dense.body_pos, "a dense attribute without decoded values");
-    const Shape& have = dense.literal->shape();
+    const Shape& have = dense.splat && dense.type ? *dense.type : dense.literal->shape();
     if (have.element_type() != shape.element_type() || have.dims() != shape.dims()) {
       return ErrorAt(dense.body_pos,
                      "dense value of " + have.ToMlirString() + " where " + shape.ToMlirString() + " is expected");
     }
-    const int64_t bytes = static_cast<int64_t>(dense.literal->data().size());
+    const int64_t bytes = shape.ByteSize();
     if (bytes > literal_bytes_left_) {
       return ErrorAt(dense.body_pos, "the program's constants exceed " + std::to_string(kMaxLiteralBytes) + " bytes");
     }
     literal_bytes_left_ -= bytes;
+    if (!dense.splat) return *dense.literal;
+    Literal all(shape);
+    std::copy(dense.literal->data().begin(), dense.literal->data().end(), all.mutable_data().begin());
+    all.BroadcastFirstElement();
+    return all;
+  }
+  std::optional<Literal> DenseSplat(const mlir::Attr& dense, const Shape& shape) override {
+    if (!dense.splat || !dense.literal || !dense.type || dense.type->element_type() != shape.element_type() ||
+        dense.type->dims() != shape.dims()) {
+      return std::nullopt;
+    }
     return *dense.literal;
   }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "hlo/attributes.h"
+#include "hlo/constant_folding.h"
 #include "hlo/mlir_parser.h"
 #include "hlo/parse_common.h"
 #include "hlo/stablehlo_lowering.h"
@@ -976,6 +977,15 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
     if (!value || value->kind != Attr::Kind::kDense) return source_.ErrorAt(op.pos, "constant needs a dense value");
     ANVIL_ASSIGN_OR_RETURN(Shape shape, single_result());
     Shape type = value->type ? *value->type : shape;
+    if (shape.IsArray() && shape.ElementCount() > kMaxSplatConstantElements && type.dims() == shape.dims()) {
+      // A large splat is a broadcast of its value, as canonical form has it
+      // (BroadcastLargeSplats), without building the array first.
+      if (std::optional<Literal> one = source_.DenseSplat(*value, type)) {
+        Instruction* scalar = Emit(c, Opcode::kConstant, one->shape(), {});
+        scalar->literal = std::move(*one);
+        return bind(Emit(c, Opcode::kBroadcast, shape, {scalar}, {{"dimensions", "{}"}}));
+      }
+    }
     ANVIL_ASSIGN_OR_RETURN(Literal literal, source_.DenseValue(*value, type));
     Instruction* constant = Emit(c, Opcode::kConstant, shape, {});
     constant->literal = std::move(literal);

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+#include "hlo/constant_folding.h"
+
 namespace anvil::hlo::vhlo {
 namespace {
 
@@ -321,9 +323,25 @@ StatusOr<Attr> Decoder::DenseAttr(Reader& r, const Type& type, bool vhlo_bool_pa
                                             std::to_string(kMaxLiteralBytes) + " bytes constants may hold");
   }
   literal_bytes_left_ -= total;
+  const bool is_bool = shape.element_type() == ElementType::kPred;
+  // A splat of many elements stays its one value (Attr::splat): a constant
+  // made of it becomes a broadcast of the value, and the array is built
+  // only where a reader asks for it (DenseValue).
+  const bool true_splat = is_bool && vhlo_bool_packing && blob.size == 1 && blob.data[0] == 0xFF;
+  if (count > kMaxSplatConstantElements && (true_splat || static_cast<int64_t>(blob.size) == element_bytes)) {
+    auto one = std::make_shared<Literal>(Shape::Scalar(shape.element_type()));
+    std::memcpy(one->mutable_data().data(), blob.data, static_cast<size_t>(element_bytes));
+    if (is_bool) one->mutable_data()[0] = one->mutable_data()[0] != 0;
+    Attr a;
+    a.kind = Attr::Kind::kDense;
+    a.type = shape;
+    a.literal = std::move(one);
+    a.splat = true;
+    a.body_pos = blob.offset;
+    return a;
+  }
   auto literal = std::make_shared<Literal>(shape);
   std::vector<uint8_t>& data = literal->mutable_data();
-  const bool is_bool = shape.element_type() == ElementType::kPred;
   if (is_bool && vhlo_bool_packing && blob.size == 1 && blob.data[0] == 0xFF) {
     // VHLO writes a true splat as 0xFF, apart from the packed form.
     for (auto& b : data) b = 1;
@@ -684,10 +702,10 @@ StatusOr<Attr> Decoder::DecodeBuiltinAttribute(Reader& r, AttrSlot& slot) {
         if (IsFloat(element->element)) {
           Attr e;
           e.kind = Attr::Kind::kFloat;
-          e.f = dense.literal->GetDouble(k);
+          e.f = dense.literal->GetDouble(dense.splat ? 0 : k);
           a.list.push_back(e);
         } else {
-          a.list.push_back(IntAttr(dense.literal->GetInt(k)));
+          a.list.push_back(IntAttr(dense.literal->GetInt(dense.splat ? 0 : k)));
         }
       }
       return a;

@@ -83,6 +83,35 @@ ENTRY e {
   EXPECT_EQ(m->entry->instructions.size(), 5u);  // four constants and the tuple
 }
 
+// A constant of more than kMaxSplatConstantElements equal elements (XLA
+// HLO text writes them out) becomes a broadcast of its value, keeping its
+// name and layout; other constants stay as they are.
+TEST(Canonicalize, BroadcastsLargeSplats) {
+  std::string ones = "{", mixed = "{";
+  for (int k = 0; k < 2048; ++k) {
+    ones += std::string(k ? ", " : "") + "7";
+    mixed += std::string(k ? ", " : "") + (k == 2047 ? "8" : "7");
+  }
+  ones += "}";
+  mixed += "}";
+  auto m = Canonical("HloModule m\nENTRY e {\n  a = s32[2048]{0} constant(" + ones + ")\n  b = s32[2048]{0} constant(" +
+                     mixed + ")\n  c = s32[4]{0} constant({7, 7, 7, 7})\n  ROOT r = (s32[2048], s32[2048], s32[4]) tuple(a, b, c)\n}\n");
+  ASSERT_TRUE(m);
+  const auto& ops = m->entry->root->operands;
+  ASSERT_EQ(ops[0]->opcode, Opcode::kBroadcast);
+  EXPECT_EQ(ops[0]->name, "a");
+  EXPECT_EQ(ops[0]->shape.ToString(), "s32[2048]{0}");
+  ASSERT_EQ(ops[0]->operands.size(), 1u);
+  EXPECT_EQ(ops[0]->operands[0]->opcode, Opcode::kConstant);
+  EXPECT_EQ(ops[0]->operands[0]->literal->ToString(), "7");
+  EXPECT_EQ(ops[1]->opcode, Opcode::kConstant);  // one element differs
+  EXPECT_EQ(ops[2]->opcode, Opcode::kConstant);  // small
+  // Printed and parsed again, the module is the same.
+  auto again = ParseHloModule(Print(*m));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(Equal(*m, **again));
+}
+
 TEST(Canonicalize, FlattensTupleParameters) {
   auto m = Canonical(R"(HloModule m
 ENTRY e {

@@ -114,6 +114,37 @@ func.func @main() -> (tensor<2xf32>, tensor<2x2xbf16>, tensor<2xcomplex<f32>>, t
   EXPECT_EQ(ops[3]->literal->ToString(), "{true, true, true}");
 }
 
+// A splat of more than kMaxSplatConstantElements elements lowers to a
+// broadcast of its value, never to the array; smaller splats, and large
+// constants of several values, stay constants.
+TEST(StableHloParser, LargeSplatsBecomeBroadcasts) {
+  auto m = ParseOne(R"(
+func.func @main() -> (tensor<64x64xf32>, tensor<2048xbf16>, tensor<1025xcomplex<f32>>, tensor<4096xi1>, tensor<1024xf32>, tensor<2x1024xf32>) {
+  %0 = stablehlo.constant dense<1.5> : tensor<64x64xf32>
+  %1 = stablehlo.constant dense<"0x803F"> : tensor<2048xbf16>
+  %2 = stablehlo.constant dense<(1.0, -2.0)> : tensor<1025xcomplex<f32>>
+  %3 = stablehlo.constant dense<true> : tensor<4096xi1>
+  %4 = stablehlo.constant dense<2.5> : tensor<1024xf32>
+  %5 = stablehlo.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %6 = stablehlo.broadcast_in_dim %5, dims = [0, 1] : (tensor<2x1xf32>) -> tensor<2x1024xf32>
+  return %0, %1, %2, %3, %4, %6 : tensor<64x64xf32>, tensor<2048xbf16>, tensor<1025xcomplex<f32>>, tensor<4096xi1>, tensor<1024xf32>, tensor<2x1024xf32>
+})");
+  ASSERT_TRUE(m);
+  const auto& ops = m->entry->root->operands;
+  const char* values[] = {"1.5", "1", "(1, -2)", "true"};
+  for (int k = 0; k < 4; ++k) {
+    ASSERT_EQ(ops[k]->opcode, Opcode::kBroadcast) << k;
+    const Instruction* value = ops[k]->operands.at(0);
+    ASSERT_EQ(value->opcode, Opcode::kConstant) << k;
+    EXPECT_EQ(value->shape.rank(), 0) << k;
+    EXPECT_EQ(value->literal->ToString(), values[k]) << k;
+  }
+  EXPECT_EQ(ops[0]->shape.ToString(false), "f32[64,64]");
+  ASSERT_EQ(ops[4]->opcode, Opcode::kConstant);  // 1024 elements: small enough to stay
+  EXPECT_EQ(ops[4]->literal->element_count(), 1024);
+  EXPECT_TRUE(Verify(*m).ok());
+}
+
 TEST(StableHloParser, CallsAndSplitInput) {
   auto modules = ParseStableHloText(R"(
 func.func private @twice(%x: tensor<f32>) -> tensor<f32> {
