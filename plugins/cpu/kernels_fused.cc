@@ -147,7 +147,11 @@ int ScalarOperand(const Instruction& m, const InstructionMap& members) {
 }
 
 // The members that get a register and a pass: all but the splats that
-// every reader in the group reads as a scalar (ScalarOperand).
+// every reader in the group reads as a scalar (ScalarOperand). Each splat
+// left comes just before its first reader rather than where the program
+// defines it: programs define their constants first (JAX's erf_inv: 22
+// splats, read by selects along a polynomial), and filled at the top each
+// would hold a register until its reader, past the loop's registers.
 std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction*>& members) {
   const InstructionMap member_map = MemberMap(members);
   InstructionMap tiled_reads;  // reads of each splat that need its tile
@@ -158,10 +162,21 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
     }
   }
   tiled_reads.Sort();
-  std::vector<const Instruction*> tiled;
+  std::vector<const Instruction*> tiled, waiting;  // waiting: splats not yet read
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
-    if (k + 1 == members.size() || !IsScalarSplat(*m) || tiled_reads.Find(m)) tiled.push_back(m);
+    const bool root = k + 1 == members.size();
+    if (!root && IsScalarSplat(*m)) {
+      if (tiled_reads.Find(m)) waiting.push_back(m);
+      continue;
+    }
+    for (const Instruction* o : m->operands) {
+      auto w = std::find(waiting.begin(), waiting.end(), o);
+      if (w == waiting.end()) continue;
+      tiled.push_back(o);
+      waiting.erase(w);
+    }
+    tiled.push_back(m);
   }
   return tiled;
 }

@@ -67,6 +67,30 @@ TEST(FusionPlanner, ScalarBroadcastsAreSplatsInsideTheLoop) {
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"kb r <- k a"}));
 }
 
+// JAX's erf_inv: a polynomial whose coefficients are selects between two
+// splats, all defined before the first op. Filled where they are defined,
+// the twelve splats would need more registers than the loop has and the
+// whole polynomial would run op by op; filled before their readers, it is
+// one loop.
+TEST(FusionPlanner, SplatsDefinedUpFrontAreFilledWhereTheyAreRead) {
+  std::string body = "  x = f32[64] parameter(0)\n  w = f32[64] parameter(1)\n  c = pred[64] parameter(2)\n";
+  for (int k = 0; k < 12; ++k) {
+    const std::string n = std::to_string(k);
+    body += "  k" + n + " = f32[] constant(" + n + ".5)\n  b" + n + " = f32[64] broadcast(k" + n + "), dimensions={}\n";
+  }
+  std::string acc = "x", members;
+  for (int k = 0; k < 12; k += 2) {
+    const std::string n = std::to_string(k), m = std::to_string(k + 1);
+    body += "  s" + n + " = f32[64] select(c, b" + n + ", b" + m + ")\n  p" + n + " = f32[64] multiply(" + acc +
+            ", w)\n  a" + n + " = f32[64] add(s" + n + ", p" + n + ")\n";
+    acc = "a" + n;
+  }
+  body += "  ROOT r = f32[64] negate(" + acc + ")\n";
+  Planned p = Plan(body);
+  ASSERT_EQ(p.plan.groups.size(), 1u) << body;
+  EXPECT_EQ(p.plan.groups[0].members.size(), 12u + 6 * 3 + 1);
+}
+
 TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
