@@ -8,6 +8,7 @@
 #include "hlo/patterns.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/instruction_index.h"
+#include "plugins/cpu/int_functions.h"
 #include "plugins/cpu/kernels_fused.h"
 
 namespace anvil::cpu {
@@ -33,10 +34,12 @@ bool IsScalarSplat(const Instruction& i) {
 
 std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
   if (IsScalarSplat(i)) return BroadcastRun{1, 1};
-  // f32 values, and s32 ones for the loop ops that read them (a one-hot's
-  // compare of labels with an iota): four bytes an element either way.
+  // f32 values, and s32 and u32 ones for the loop ops that read them (a
+  // one-hot's compare of labels with an iota, random bits): four bytes an
+  // element either way.
   if (i.opcode != Opcode::kBroadcast || !i.shape.IsArray() || i.operands.size() != 1 ||
-      (i.shape.element_type() != ElementType::kF32 && i.shape.element_type() != ElementType::kS32)) {
+      (i.shape.element_type() != ElementType::kF32 && i.shape.element_type() != ElementType::kS32 &&
+       i.shape.element_type() != ElementType::kU32)) {
     return std::nullopt;
   }
   const hlo::Shape& from = i.operands[0]->shape;
@@ -97,13 +100,35 @@ bool IsDegenerateBroadcast(const Instruction& i) {
 }
 
 bool IsLoopOp(const Instruction& i) {
-  constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred, kS32 = ElementType::kS32;
+  constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred, kS32 = ElementType::kS32,
+                        kU32 = ElementType::kU32;
   auto any = [](auto) {};
   const size_t n = i.operands.size();
+  // A convert from pred, s32 or u32 (a one-hot's compare, an index's value,
+  // random bits), and a bitcast-convert between four-byte types (random
+  // bits made floats).
+  auto converts = [&](ElementType to) {
+    if (i.opcode == Opcode::kConvert) {
+      return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32));
+    }
+    return i.opcode == Opcode::kBitcastConvert && n == 1 &&
+           (SameDims(i, 0, kF32) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32)) &&
+           i.operands[0]->shape.element_type() != to;
+  };
+  if (IsArrayOf(i.shape, kS32) || IsArrayOf(i.shape, kU32)) {
+    // The integer ops of int_functions.h but division (which branches per
+    // element): what random bit generators (JAX's threefry) and index
+    // arithmetic compute.
+    const ElementType t = i.shape.element_type();
+    if (converts(t)) return true;
+    if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, t) && SameDims(i, 2, t);
+    if (n == 2) return SameDims(i, 0, t) && SameDims(i, 1, t) && int_fn::VisitIntBinary(i.opcode, any, false);
+    if (n == 1) return SameDims(i, 0, t) && int_fn::VisitIntUnary(i.opcode, any);
+    return false;
+  }
   if (IsArrayOf(i.shape, kF32)) {
     if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, kF32) && SameDims(i, 2, kF32);
-    // pred and s32 become f32 (a one-hot's compare, an index's value).
-    if (i.opcode == Opcode::kConvert) return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32));
+    if (converts(kF32)) return true;
     if (i.opcode == Opcode::kClamp) {
       auto bound = [&](size_t k) {
         return SameDims(i, k, kF32) || (IsArrayOf(i.operands[k]->shape, kF32) && i.operands[k]->shape.rank() == 0);
@@ -119,7 +144,8 @@ bool IsLoopOp(const Instruction& i) {
       const std::string type = hlo::StringAttribute(i, "type");
       const bool floats = SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && (type.empty() || type == "FLOAT");
       const bool integers = SameDims(i, 0, kS32) && SameDims(i, 1, kS32) && (type.empty() || type == "SIGNED");
-      return n == 2 && (floats || integers) && CompareDirectionKnown(hlo::StringAttribute(i, "direction"));
+      const bool naturals = SameDims(i, 0, kU32) && SameDims(i, 1, kU32) && (type.empty() || type == "UNSIGNED");
+      return n == 2 && (floats || integers || naturals) && CompareDirectionKnown(hlo::StringAttribute(i, "direction"));
     }
     if (i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr || i.opcode == Opcode::kXor) {
       return n == 2 && SameDims(i, 0, kPred) && SameDims(i, 1, kPred);

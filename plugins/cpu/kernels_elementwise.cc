@@ -10,6 +10,7 @@
 #include "hlo/scalar_functions.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
+#include "plugins/cpu/int_functions.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -167,57 +168,20 @@ Kernel FloatUnary(Opcode op, Slot a, Slot o, int64_t n) {
   return kernel;
 }
 
-template <typename T>
-constexpr std::make_unsigned_t<T> kBits = sizeof(T) * 8;
-
-// Signed and unsigned integers; arithmetic wraps (done unsigned, since
-// signed overflow is undefined in C++).
+// Signed and unsigned integers, as int_functions.h defines them.
 template <typename T>
 Kernel IntBinary(Opcode op, Slot a, Slot b, Slot o, int64_t n) {
-  using U = std::make_unsigned_t<T>;
-  switch (op) {
-    case Opcode::kAdd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(U(x) + U(y)); });
-    case Opcode::kSubtract: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(U(x) - U(y)); });
-    case Opcode::kMultiply: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(U(x) * U(y)); });
-    case Opcode::kMaximum: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x > y ? x : y; });
-    case Opcode::kMinimum: return Binary<T, T>(a, b, o, n, [](T x, T y) { return x < y ? x : y; });
-    case Opcode::kAnd: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x & y); });
-    case Opcode::kOr: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x | y); });
-    case Opcode::kXor: return Binary<T, T>(a, b, o, n, [](T x, T y) { return T(x ^ y); });
-    // Shifts by the width or more, and division by zero or of the most
-    // negative value by -1, give what XLA gives (as the evaluator does).
-    case Opcode::kShiftLeft:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) { return U(y) >= kBits<T> ? T(0) : T(U(x) << U(y)); });
-    case Opcode::kShiftRightLogical:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) { return U(y) >= kBits<T> ? T(0) : T(U(x) >> U(y)); });
-    case Opcode::kShiftRightArithmetic:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) {
-        using S = std::make_signed_t<T>;
-        if (U(y) >= kBits<T>) return S(x) < 0 ? T(~U(0)) : T(0);
-        return T(S(x) >> U(y));
-      });
-    case Opcode::kDivide:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) {
-        if (y == 0) return T(~U(0));
-        if (std::is_signed_v<T> && x == std::numeric_limits<T>::min() && y == T(-1)) return x;
-        return T(x / y);
-      });
-    case Opcode::kRemainder:
-      return Binary<T, T>(a, b, o, n, [](T x, T y) {
-        if (y == 0) return x;
-        if (std::is_signed_v<T> && x == std::numeric_limits<T>::min() && y == T(-1)) return T(0);
-        return T(x % y);
-      });
-    default: return nullptr;
-  }
+  Kernel k;
+  int_fn::VisitIntBinary(op, [&](auto f) { k = Binary<T, T>(a, b, o, n, [f](T x, T y) { return f(x, y); }); });
+  return k;
 }
 
 template <typename T>
 Kernel IntUnary(Opcode op, Slot a, Slot o, int64_t n) {
   using U = std::make_unsigned_t<T>;
+  Kernel k;
+  if (int_fn::VisitIntUnary(op, [&](auto f) { k = Unary<T, T>(a, o, n, [f](T x) { return f(x); }); })) return k;
   switch (op) {
-    case Opcode::kNegate: return Unary<T, T>(a, o, n, [](T x) { return T(U(0) - U(x)); });
-    case Opcode::kNot: return Unary<T, T>(a, o, n, [](T x) { return T(~x); });
     case Opcode::kCopy: return Unary<T, T>(a, o, n, [](T x) { return x; });
     case Opcode::kAbs:
       if constexpr (std::is_signed_v<T>) return Unary<T, T>(a, o, n, [](T x) { return x < 0 ? T(U(0) - U(x)) : x; });

@@ -18,6 +18,7 @@
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/int_functions.h"
 #include "plugins/cpu/isa.h"
 #include "plugins/cpu/prefetch.h"
 

@@ -91,6 +91,20 @@ TEST(FusionPlanner, SplatsDefinedUpFrontAreFilledWhereTheyAreRead) {
   EXPECT_EQ(p.plan.groups[0].members.size(), 12u + 6 * 3 + 1);
 }
 
+// A threefry round (JAX's random bits): u32 adds, rotates and xors, then
+// the bits made floats in [1, 2), is one loop.
+TEST(FusionPlanner, RandomBitArithmeticOfU32IsOneLoop) {
+  Planned p = Plan(
+      "  x = u32[64] parameter(0)\n  y = u32[64] parameter(1)\n"
+      "  k = u32[] constant(13)\n  kb = u32[64] broadcast(k), dimensions={}\n"
+      "  j = u32[] constant(19)\n  jb = u32[64] broadcast(j), dimensions={}\n"
+      "  s = u32[64] add(x, y)\n  h = u32[64] shift-left(y, kb)\n  l = u32[64] shift-right-logical(y, jb)\n"
+      "  r = u32[64] or(h, l)\n  m = u32[64] xor(r, s)\n"
+      "  n = u32[] constant(1065353216)\n  nb = u32[64] broadcast(n), dimensions={}\n"
+      "  b = u32[64] or(m, nb)\n  ROOT f = f32[64] bitcast-convert(b)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"kb jb s h l r m nb b f <- k j x y n"}));
+}
+
 TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
@@ -129,19 +143,28 @@ TEST(FusionPlanner, AOneHotOfS32LabelsIsOneLoopWithTheBroadcastsInlined) {
   }
 }
 
-TEST(FusionPlanner, OnlySignedCompareAndConvertToF32OfIntegersAreLoopOps) {
+// Four-byte integers are loop values: s32 and u32 compares by their own
+// signedness, converts among pred, s32, u32 and f32 but from f32 (whose
+// saturating rule stays with the one-op kernel), and the integer ops but
+// division; wider integers are not.
+TEST(FusionPlanner, WhichIntegerOpsAreLoopOps) {
   Planned p = Plan(
-      "  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  u = u32[8] parameter(2)\n"
+      "  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  u = u32[8] parameter(2)\n  g = f32[8] parameter(3)\n"
+      "  w = s64[8] parameter(4)\n"
       "  c = pred[8] compare(a, b), direction=LT, type=SIGNED\n"
       "  cu = pred[8] compare(u, u), direction=LT, type=UNSIGNED\n"
-      "  f = f32[8] convert(a)\n  i = s32[8] convert(c)\n  fu = f32[8] convert(u)\n"
-      "  ROOT t = (pred[8], pred[8], f32[8], s32[8], f32[8]) tuple(c, cu, f, i, fu)\n");
+      "  cs = pred[8] compare(u, u), direction=LT, type=SIGNED\n"
+      "  f = f32[8] convert(a)\n  i = s32[8] convert(c)\n  fu = f32[8] convert(u)\n  gi = s32[8] convert(g)\n"
+      "  d = s32[8] divide(a, b)\n  x = s32[8] xor(a, b)\n  ww = s64[8] add(w, w)\n"
+      "  ROOT t = (pred[8], pred[8], pred[8], f32[8], s32[8], f32[8], s32[8], s32[8], s32[8], s64[8]) "
+      "tuple(c, cu, cs, f, i, fu, gi, d, x, ww)\n");
   const auto& instructions = p.module->entry->instructions;
-  EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, "c")]));
-  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "cu")]));
-  EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, "f")]));
-  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "i")]));
-  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "fu")]));
+  for (const char* name : {"c", "cu", "f", "i", "fu", "x"}) {
+    EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, name)])) << name;
+  }
+  for (const char* name : {"cs", "gi", "d", "ww"}) {
+    EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, name)])) << name;
+  }
 }
 
 TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
