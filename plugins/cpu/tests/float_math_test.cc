@@ -1,8 +1,9 @@
-// The CPU plugin's f32 exp and tanh (single-precision polynomials) and
-// logistic (from an exp in double), float_functions.h, through the C ABI:
-// exp and logistic within one ulp, tanh within two, of the value rounded
+// The CPU plugin's f32 exp, tanh, log and log1p (single-precision
+// polynomials) and logistic (from an exp in double), float_functions.h,
+// through the C ABI: exp, log, log1p and logistic within one ulp, tanh
+// within two, of the value rounded
 // from double over a dense sweep (the exp and tanh polynomials were also
-// checked on every float), and exact on
+// checked on every float, as were log and log1p), and exact on
 // the special values (signed zeros, tiny values, saturation, overflow,
 // underflow to zero, infinities, NaN).
 #include <gtest/gtest.h>
@@ -68,10 +69,11 @@ std::vector<float> Sweep(float limit) {
 }
 
 // `y` within `ulps` of `reference` computed in double and rounded; NaN must
-// give NaN, and exact values (zeros, infinities, values that saturate) must
-// come out exactly, sign included.
+// give NaN, and exact values (zeros, infinities, values that saturate, and
+// with `tiny_exact` the values at tiny x) must come out exactly, sign
+// included.
 void ExpectWithinUlps(int64_t ulps, const std::vector<float>& x, const std::vector<float>& y,
-                      double (*reference)(double)) {
+                      double (*reference)(double), bool tiny_exact = true) {
   ASSERT_EQ(x.size(), y.size());
   int64_t worst = 0;
   float worst_at = 0;
@@ -81,7 +83,7 @@ void ExpectWithinUlps(int64_t ulps, const std::vector<float>& x, const std::vect
       EXPECT_TRUE(std::isnan(y[k])) << x[k];
       continue;
     }
-    if (expected == 0 || std::isinf(expected) || std::isinf(x[k]) || std::fabs(x[k]) < 1e-20f) {
+    if (expected == 0 || std::isinf(expected) || std::isinf(x[k]) || (tiny_exact && std::fabs(x[k]) < 1e-20f)) {
       EXPECT_EQ(std::signbit(y[k]), std::signbit(expected)) << x[k];
       EXPECT_EQ(y[k], expected) << x[k];
     }
@@ -105,6 +107,35 @@ TEST(CpuFloatMath, ExpIsWithinOneUlpOfTheCorrectlyRoundedValue) {
   // Overflow above 88.72, subnormal results below -87.34, zero below -103.97.
   const std::vector<float> x = Sweep(110);
   ExpectWithinUlps(1, x, RunUnary("exponential", x), [](double v) { return std::exp(v); });
+}
+
+// Positive floats from subnormals to the largest, densely on [-4, 4] (where
+// the reductions turn), and the special values.
+std::vector<float> LogSweep() {
+  std::vector<float> x = Sweep(4);
+  // Every 4099th positive float by its bits: about 520,000 values across
+  // every binade, subnormals included.
+  for (uint32_t bits = 1; bits < 0x7f800000u; bits += 4099) {
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    x.push_back(v);
+  }
+  for (float v : {0.70710677f, 0.70710683f, 1.4142135f, 1.4142137f, 0.99999994f, 1.0000001f, -1.0f, -0.99999994f,
+                  -1.0000001f, 0x1p-126f, 0x1.fffffcp-127f}) {
+    x.push_back(v);
+  }
+  return x;
+}
+
+TEST(CpuFloatMath, LogIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  const std::vector<float> x = LogSweep();
+  ExpectWithinUlps(1, x, RunUnary("log", x), [](double v) { return std::log(v); }, /*tiny_exact=*/false);
+}
+
+TEST(CpuFloatMath, Log1pIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  std::vector<float> x = LogSweep();
+  for (float v = 1e-30f; v < 1.0f; v *= 1.001f) x.push_back(-v);  // down to -1, where 1 + x cancels
+  ExpectWithinUlps(1, x, RunUnary("log-plus-one", x), [](double v) { return std::log1p(v); });
 }
 
 TEST(CpuFloatMath, LogisticIsWithinOneUlpOfTheCorrectlyRoundedValue) {
