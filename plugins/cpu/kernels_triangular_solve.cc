@@ -1,7 +1,11 @@
-// triangular-solve of any float or complex type: each batch's matrix and
-// right-hand sides read into std::complex<double> and solved by the
-// evaluator's own solver (hlo/triangular_solve), so the same bits; batches
-// split across threads.
+// triangular-solve. f32 and f64 through Eigen's blocked triangular solver,
+// in the operands' own precision as XLA's CPU backend solves them (a
+// 512 x 512 system with 256 right-hand sides: 106 ms by substitution in
+// complex<double>, 1-2 ms so); complex and narrow float types read into
+// std::complex<double> and solved by the evaluator's own solver
+// (hlo/triangular_solve), so the same bits. Batches split across threads.
+#include <Eigen/Core>
+
 #include <complex>
 #include <vector>
 
@@ -10,6 +14,59 @@
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
+namespace {
+
+// One batch of a real (T) solve: `a` m x m, `b` and `x` rows x cols, all
+// row-major; only the triangle `options` names is read.
+template <typename T>
+void SolveReal(const hlo::TriangularSolveOptions& options, int64_t m, int64_t rows, int64_t cols, const T* a,
+               const T* b, T* x) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::Map<const Matrix> matrix(a, m, m);
+  Eigen::Map<Matrix> solution(x, rows, cols);
+  solution = Eigen::Map<const Matrix>(b, rows, cols);
+  // op(A) is A or (for real types, transpose and adjoint alike) A's
+  // transpose, whose stored triangle is the other one.
+  const bool transposed = options.transpose != hlo::TriangularSolveOptions::Transpose::kNone;
+  const bool lower = options.lower != transposed;
+  auto solve = [&](const auto& op_a) {
+    auto with = [&]<unsigned kMode>() {
+      if (options.left_side) {
+        op_a.template triangularView<kMode>().solveInPlace(solution);
+      } else {
+        op_a.template triangularView<kMode>().template solveInPlace<Eigen::OnTheRight>(solution);
+      }
+    };
+    if (lower) {
+      options.unit_diagonal ? with.template operator()<Eigen::UnitLower>() : with.template operator()<Eigen::Lower>();
+    } else {
+      options.unit_diagonal ? with.template operator()<Eigen::UnitUpper>() : with.template operator()<Eigen::Upper>();
+    }
+  };
+  if (transposed) {
+    solve(matrix.transpose());
+  } else {
+    solve(matrix);
+  }
+}
+
+template <typename T>
+Kernel RealTriangularSolve(const hlo::TriangularSolveOptions& options, int64_t batches, int64_t m, int64_t rows,
+                           int64_t cols, const std::vector<Slot>& in, const Slot& out) {
+  return [=](const Frame& frame) {
+    const T* matrices = static_cast<const T*>(frame.At(in[0]));
+    const T* rhs = static_cast<const T*>(frame.At(in[1]));
+    T* result = static_cast<T*>(frame.At(out));
+    frame.parallel->ForEachThread(batches, [&](int64_t lo, int64_t hi) {
+      for (int64_t batch = lo; batch < hi; ++batch) {
+        SolveReal(options, m, rows, cols, matrices + batch * m * m, rhs + batch * rows * cols,
+                  result + batch * rows * cols);
+      }
+    });
+  };
+}
+
+}  // namespace
 
 Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.operands.size() != 2 || in.size() != 2 || !i.shape.IsArray()) return nullptr;
@@ -27,6 +84,8 @@ Kernel TriangularSolveKernel(const hlo::Instruction& i, const std::vector<Slot>&
   if (a.dim(rank - 2) != m || m != ((*options).left_side ? rows : cols)) return nullptr;
   const int64_t batches = m == 0 ? 0 : a.ElementCount() / (m * m);
   if (batches * rows * cols != b.ElementCount()) return nullptr;
+  if (t == hlo::ElementType::kF32) return RealTriangularSolve<float>(*options, batches, m, rows, cols, in, out);
+  if (t == hlo::ElementType::kF64) return RealTriangularSolve<double>(*options, batches, m, rows, cols, in, out);
   const int64_t bytes = hlo::Info(t).byte_size;
   return [=, options = *options](const Frame& frame) {
     const auto* matrices = static_cast<const unsigned char*>(frame.At(in[0]));
