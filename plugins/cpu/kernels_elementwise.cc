@@ -139,6 +139,24 @@ Kernel ComplexElementwise(Opcode op, const std::vector<Slot>& in, Slot o, int64_
   return nullptr;
 }
 
+// abs of c64 (to f32) and c128 (to f64). A c64's parts squared and summed
+// in double lose nothing to overflow or underflow, so sqrt of that sum is
+// the evaluator's hypot in double, and both round to the same float (which
+// a hypot call per element, 28 ns, is not: abs of a 2048 x 513 spectrum
+// went from 28 ms to under 1). An infinite part makes infinity, NaN or
+// not, as hypot does. c128 keeps hypot, whose squares could overflow.
+Kernel ComplexAbs(ElementType t, Slot a, Slot o, int64_t n) {
+  if (t == ElementType::kC64) {
+    return Unary<std::complex<float>, float>(a, o, n, [](std::complex<float> x) {
+      const double re = x.real(), im = x.imag();
+      const double h = std::sqrt(re * re + im * im);
+      return static_cast<float>(std::isinf(re) || std::isinf(im) ? std::numeric_limits<double>::infinity() : h);
+    });
+  }
+  if (t == ElementType::kC128) return Unary<std::complex<double>, double>(a, o, n, [](std::complex<double> x) { return std::abs(x); });
+  return nullptr;
+}
+
 // bf16 and f16 arithmetic computed in f32 and rounded once: for add,
 // subtract, multiply and divide f32 has more than twice their precision
 // plus two bits, so the two roundings give the correctly rounded result;
@@ -389,6 +407,7 @@ Kernel ElementwiseKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
     const std::string direction = hlo::StringAttribute(i, "direction");
     return ForType(t, [&]<typename T>() -> Kernel { return Compare<T>(direction, in[0], in[1], out, n); });
   }
+  if (op == Opcode::kAbs && in.size() == 1 && hlo::IsComplex(t)) return ComplexAbs(t, in[0], out, n);
   if (i.shape.element_type() != t && op != Opcode::kIsFinite) return nullptr;
   if (op == Opcode::kReducePrecision) return ReducePrecisionKernel(i, t, in[0], out, n);
   if (t == ElementType::kC64) return ComplexElementwise<float>(op, in, out, n);
