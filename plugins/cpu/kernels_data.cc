@@ -127,6 +127,28 @@ Kernel CopiesOf(std::vector<std::pair<Slot, StridedCopy>> copies, Slot out) {
   };
 }
 
+// A broadcast of one element (a splat of any type: a bf16 constant in
+// mixed-precision programs) fills its result, where the strided copy would
+// walk an index per element (2M bf16: 1.7 -> 0.3 ms).
+template <typename T>
+Kernel FillOf(Slot from, Slot out, int64_t n) {
+  return [=](const Frame& frame) {
+    const T value = *static_cast<const T*>(frame.At(from));
+    T* y = static_cast<T*>(frame.At(out));
+    frame.parallel->For(n, int64_t{1} << 14, [&](int64_t lo, int64_t hi) { std::fill(y + lo, y + hi, value); });
+  };
+}
+
+Kernel Fill(int size, Slot from, Slot out, int64_t n) {
+  switch (size) {
+    case 1: return FillOf<uint8_t>(from, out, n);
+    case 2: return FillOf<uint16_t>(from, out, n);
+    case 4: return FillOf<uint32_t>(from, out, n);
+    case 8: return FillOf<uint64_t>(from, out, n);
+    default: return nullptr;
+  }
+}
+
 // Picks the element-size specialisation.
 Kernel ForSize(int size, std::vector<std::pair<Slot, StridedCopy>> copies, Slot out) {
   switch (size) {
@@ -372,6 +394,9 @@ Kernel DataMovementKernel(const hlo::Instruction& i, const std::vector<Slot>& in
         if (bytes) std::memcpy(frame.At(out), frame.At(from), bytes);
       };
     case Opcode::kBroadcast: {
+      if (i.operands[0]->shape.ElementCount() == 1) {
+        if (Kernel fill = Fill(size, in[0], out, i.shape.ElementCount())) return fill;
+      }
       auto dims = hlo::IntListAttribute(i, "dimensions");
       if (!dims.ok()) return nullptr;
       c.src_strides.assign(out_dims.size(), 0);
