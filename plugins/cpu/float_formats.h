@@ -23,10 +23,26 @@ inline float ToFloat(Bf16 v) {
   return f;
 }
 
+// f16 to f32 on the bits, branch free, so that loops of it vectorise: on
+// baseline x86-64 a _Float16 cast is a libgcc call per element (an f16
+// dot's packing spent most of its time there). The exponent and mantissa
+// shifted into f32's fields and scaled by 2^112 give every finite value,
+// subnormals included, exactly; infinities and NaNs keep their payload,
+// NaNs made quiet, as a conversion makes them.
 inline float ToFloat(F16 v) {
-  _Float16 h;
-  std::memcpy(&h, &v.bits, 2);
-  return static_cast<float>(h);
+  const uint32_t sign = uint32_t{v.bits & 0x8000u} << 16;
+  const uint32_t magnitude = v.bits & 0x7fffu;
+  const uint32_t shifted = magnitude << 13;
+  float scaled;
+  std::memcpy(&scaled, &shifted, 4);
+  scaled *= 0x1p112f;
+  uint32_t finite;
+  std::memcpy(&finite, &scaled, 4);
+  const uint32_t special = shifted | 0x7f800000u | (magnitude > 0x7c00u ? 0x00400000u : 0u);
+  const uint32_t bits = (magnitude >= 0x7c00u ? special : finite) | sign;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 
 template <typename T>
@@ -42,11 +58,28 @@ inline Bf16 ToBf16(float f) {
   return Bf16{static_cast<uint16_t>(bits >> 16)};
 }
 
+// f32 to f16, to nearest even, on the bits and branch free (as ToFloat).
+// Normal results: the exponent rebiased and the mantissa rounded by adding
+// half an f16 ulp less one, plus the bit that makes ties go to even.
+// Subnormal results (below 2^-14): adding 0.5 leaves the value rounded to
+// a multiple of 2^-24, f16's subnormal step, in the low mantissa bits.
+// 65520 and above round to infinity; a NaN keeps its top payload bits,
+// made quiet.
 inline F16 ToF16(float f) {
-  const _Float16 h = static_cast<_Float16>(f);
-  F16 out;
-  std::memcpy(&out.bits, &h, 2);
-  return out;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  const uint32_t normal = (magnitude - (uint32_t{127 - 15} << 23) + 0xfffu + ((magnitude >> 13) & 1u)) >> 13;
+  float absolute;
+  std::memcpy(&absolute, &magnitude, 4);
+  const float aligned = absolute + 0.5f;
+  uint32_t aligned_bits;
+  std::memcpy(&aligned_bits, &aligned, 4);
+  const uint32_t subnormal = aligned_bits - 0x3f000000u;  // the bits of 0.5
+  const uint32_t special = magnitude > 0x7f800000u ? 0x7e00u | ((magnitude >> 13) & 0x3ffu) : 0x7c00u;
+  const uint32_t rounded = magnitude >= 0x477ff000u ? special : magnitude < 0x38800000u ? subnormal : normal;
+  return F16{static_cast<uint16_t>(rounded | sign)};
 }
 
 // f32 rounded to bf16 (Bf16) or f16 (F16), to nearest even.
