@@ -34,6 +34,11 @@ bool IsScalarSplat(const Instruction& i) {
 
 std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
   if (IsScalarSplat(i)) return BroadcastRun{1, 1};
+  // A bf16 scalar: filled widened to f32, as the loop holds bf16 values.
+  if (i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kBF16) && i.operands.size() == 1 &&
+      IsArrayOf(i.operands[0]->shape, ElementType::kBF16) && i.operands[0]->shape.rank() == 0) {
+    return BroadcastRun{1, 1};
+  }
   // f32 values, and s32 and u32 ones for the loop ops that read them (a
   // one-hot's compare of labels with an iota, random bits): four bytes an
   // element either way.
@@ -101,7 +106,7 @@ bool IsDegenerateBroadcast(const Instruction& i) {
 
 bool IsLoopOp(const Instruction& i) {
   constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred, kS32 = ElementType::kS32,
-                        kU32 = ElementType::kU32;
+                        kU32 = ElementType::kU32, kBF16 = ElementType::kBF16;
   auto any = [](auto) {};
   const size_t n = i.operands.size();
   // A convert from pred, s32 or u32 (a one-hot's compare, an index's value,
@@ -109,12 +114,26 @@ bool IsLoopOp(const Instruction& i) {
   // bits made floats).
   auto converts = [&](ElementType to) {
     if (i.opcode == Opcode::kConvert) {
-      return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32));
+      return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32) ||
+                        (to == kF32 && SameDims(i, 0, kBF16)));
     }
     return i.opcode == Opcode::kBitcastConvert && n == 1 &&
            (SameDims(i, 0, kF32) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32)) &&
            i.operands[0]->shape.element_type() != to;
   };
+  if (IsArrayOf(i.shape, kBF16)) {
+    // bf16 values are computed in f32 registers, each op rounding its
+    // result to bf16 as the one-op kernels do (kernels_elementwise.cc):
+    // the four exact arithmetic ops, max, min, negate and abs, converts
+    // from f32 and selects. Other math (exp, tanh) goes through double in
+    // the one-op kernel, which the loop would not reproduce bit for bit.
+    if (i.opcode == Opcode::kConvert) return n == 1 && SameDims(i, 0, kF32);
+    if (i.opcode == Opcode::kSelect) {
+      return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, kBF16) && SameDims(i, 2, kBF16);
+    }
+    if (n == 2) return SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16) && VisitPairableBinary(i.opcode, any);
+    return n == 1 && SameDims(i, 0, kBF16) && (i.opcode == Opcode::kNegate || i.opcode == Opcode::kAbs);
+  }
   if (IsArrayOf(i.shape, kS32) || IsArrayOf(i.shape, kU32)) {
     // The integer ops of int_functions.h but division (which branches per
     // element): what random bit generators (JAX's threefry) and index
@@ -142,7 +161,8 @@ bool IsLoopOp(const Instruction& i) {
   if (IsArrayOf(i.shape, kPred)) {
     if (i.opcode == Opcode::kCompare) {
       const std::string type = hlo::StringAttribute(i, "type");
-      const bool floats = SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && (type.empty() || type == "FLOAT");
+      const bool floats = ((SameDims(i, 0, kF32) && SameDims(i, 1, kF32)) || (SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16))) &&
+                          (type.empty() || type == "FLOAT");
       const bool integers = SameDims(i, 0, kS32) && SameDims(i, 1, kS32) && (type.empty() || type == "SIGNED");
       const bool naturals = SameDims(i, 0, kU32) && SameDims(i, 1, kU32) && (type.empty() || type == "UNSIGNED");
       return n == 2 && (floats || integers || naturals) && CompareDirectionKnown(hlo::StringAttribute(i, "direction"));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/fusion_planner.h"
 #include "plugins/cpu/int_functions.h"
@@ -71,6 +72,25 @@ TileFn TileFunction(const Instruction& m, int scalars) {
   return baseline::TileFunction(m, scalars);
 }
 
+// The op that loads bf16 `m` (an input of the group, or a broadcast of a
+// bf16 scalar) widened to f32, and the one that narrows a bf16 root's
+// register into the result.
+TileFn TileFunctionWidening(const Instruction& m) {
+  const bool splat = m.opcode == Opcode::kBroadcast;
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (HostIsa() == Isa::kAvx512) return splat ? &avx512::SplatBf16Tile : &avx512::WidenBf16Tile;
+  if (HostIsa() == Isa::kAvx2) return splat ? &avx2::SplatBf16Tile : &avx2::WidenBf16Tile;
+#endif
+  return splat ? &baseline::SplatBf16Tile : &baseline::WidenBf16Tile;
+}
+TileFn TileFunctionNarrowing(const Instruction&) {
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (HostIsa() == Isa::kAvx512) return &avx512::NarrowBf16Tile;
+  if (HostIsa() == Isa::kAvx2) return &avx2::NarrowBf16Tile;
+#endif
+  return &baseline::NarrowBf16Tile;
+}
+
 TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs, int scalars) {
 #ifdef ANVIL_HAVE_WIDE_TILES
   if (HostIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs, scalars);
@@ -122,6 +142,7 @@ InstructionMap CountReads(const std::vector<const Instruction*>& members) {
 }
 
 bool IsF32(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kF32; }
+bool IsBf16(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kBF16; }
 
 // The group's members, each mapped to its position.
 InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
@@ -148,11 +169,14 @@ int ScalarOperand(const Instruction& m, const InstructionMap& members) {
 }
 
 // The members that get a register and a pass: all but the splats that
-// every reader in the group reads as a scalar (ScalarOperand). Each splat
-// left comes just before its first reader rather than where the program
-// defines it: programs define their constants first (JAX's erf_inv: 22
-// splats, read by selects along a polynomial), and filled at the top each
-// would hold a register until its reader, past the loop's registers.
+// every reader in the group reads as a scalar (ScalarOperand). Each
+// broadcast left (its operand is outside the group) comes just before its
+// first reader rather than where the program defines it: programs define
+// their constants first (JAX's erf_inv: 22 splats, read by selects along a
+// polynomial), and filled at the top each would hold a register until its
+// reader, past the loop's registers. Each bf16 array the group reads is
+// an entry too (not a member): loaded widened to f32 into a register just
+// before its first reader, since the loop computes bf16 values in f32.
 std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction*>& members) {
   const InstructionMap member_map = MemberMap(members);
   InstructionMap tiled_reads;  // reads of each splat that need its tile
@@ -163,24 +187,33 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
     }
   }
   tiled_reads.Sort();
-  std::vector<const Instruction*> tiled, waiting;  // waiting: splats not yet read
+  std::vector<const Instruction*> tiled, waiting, loaded;  // waiting: broadcasts not yet read
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     const bool root = k + 1 == members.size();
-    if (!root && IsScalarSplat(*m)) {
-      if (tiled_reads.Find(m)) waiting.push_back(m);
+    const bool broadcast = FusedBroadcastRun(*m).has_value();
+    if (!root && broadcast) {
+      if (!IsScalarSplat(*m) || tiled_reads.Find(m)) waiting.push_back(m);
       continue;
     }
     for (const Instruction* o : m->operands) {
-      auto w = std::find(waiting.begin(), waiting.end(), o);
-      if (w == waiting.end()) continue;
-      tiled.push_back(o);
-      waiting.erase(w);
+      if (auto w = std::find(waiting.begin(), waiting.end(), o); w != waiting.end()) {
+        tiled.push_back(o);
+        waiting.erase(w);
+      } else if (!broadcast && IsBf16(o) && !member_map.Find(o) &&
+                 std::find(loaded.begin(), loaded.end(), o) == loaded.end()) {
+        tiled.push_back(o);
+        loaded.push_back(o);
+      }
     }
     tiled.push_back(m);
   }
   return tiled;
 }
+
+// Whether the group's root is bf16: computed into a register like every
+// other value, then narrowed into the result by an op of its own.
+bool NarrowsRoot(const std::vector<const Instruction*>& tiled) { return !tiled.empty() && IsBf16(tiled.back()); }
 
 // Registers by linear scan: a member's register is free once its last
 // reader in the group has read it, then the next member takes the lowest
@@ -200,12 +233,16 @@ struct Allocation {
 Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   Allocation a;
   InstructionMap reads_left = CountReads(members);
-  // Every member but the root gets a register, set as the scan reaches it.
-  for (size_t k = 0; k + 1 < members.size(); ++k) a.register_of.Add(members[k], -1);
+  // Every member but the root (a bf16 root too) gets a register, set as
+  // the scan reaches it.
+  const size_t with_registers = members.size() - (NarrowsRoot(members) ? 0 : 1);
+  for (size_t k = 0; k < with_registers; ++k) a.register_of.Add(members[k], -1);
   a.register_of.Sort();
   std::vector<bool> busy(members.size(), false);
   std::vector<int> free_after;
-  auto size = [](const Instruction* i) { return hlo::Info(i->shape.element_type()).byte_size; };
+  // What a register holds of an element: a byte of pred, four of the rest
+  // (bf16 is held as f32).
+  auto size = [](const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kPred ? 1 : 4; };
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     free_after.clear();
@@ -218,7 +255,7 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
         free_after.push_back(r);
       }
     }
-    if (k + 1 < members.size()) {  // the root writes the output
+    if (k < with_registers) {  // the root writes the output
       int r = 0;
       while (busy[r]) ++r;
       busy[r] = true;
@@ -551,12 +588,28 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
   };
   auto loop = std::make_shared<TiledLoop>();
   std::vector<FusedOp> ops;
+  const bool narrows_root = NarrowsRoot(tiled);
+  auto input_index = [&](const Instruction* o) {
+    return -1 - static_cast<int>(std::find(inputs.begin(), inputs.end(), o) - inputs.begin());
+  };
   for (size_t k = 0; k < tiled.size(); ++k) {
     const Instruction& m = *tiled[k];
     FusedOp op;
-    op.out = k + 1 == tiled.size() ? -1 : allocation.RegisterOf(&m);
+    op.out = k + 1 == tiled.size() && !narrows_root ? -1 : allocation.RegisterOf(&m);
+    if (!member_map.Find(&m)) {  // a bf16 input, loaded
+      op.fn = TileFunctionWidening(m);
+      op.a = input_index(&m);
+      ops.push_back(op);
+      continue;
+    }
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
+      if (IsBf16(&m)) {  // a bf16 scalar, widened into every element
+        op.fn = TileFunctionWidening(m);
+        op.scalars = 1;
+        ops.push_back(op);
+        continue;
+      }
       op.broadcast = *run;
       ops.push_back(op);
       continue;
@@ -577,6 +630,12 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     ops.push_back(op);
   }
   loop->ops = PairOps(ops, tiled);
+  if (narrows_root) {
+    FusedOp narrow;
+    narrow.fn = TileFunctionNarrowing(*tiled.back());
+    narrow.a = allocation.RegisterOf(tiled.back());
+    loop->ops.push_back(narrow);
+  }
   loop->input_slots = input_slots;
   loop->registers = allocation.peak;
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and

@@ -105,6 +105,17 @@ TEST(FusionPlanner, RandomBitArithmeticOfU32IsOneLoop) {
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"kb jb s h l r m nb b f <- k j x y n"}));
 }
 
+// Mixed precision: f32 made bf16, scaled by a bf16 constant, added to a
+// bf16 array and made f32 again is one loop (bf16 held as f32 in it).
+TEST(FusionPlanner, BF16ArithmeticBetweenConvertsIsOneLoop) {
+  Planned p = Plan(
+      "  x = f32[64] parameter(0)\n  h = bf16[64] parameter(1)\n"
+      "  k = bf16[] constant(2)\n  kb = bf16[64] broadcast(k), dimensions={}\n"
+      "  c = bf16[64] convert(x)\n  m = bf16[64] multiply(c, kb)\n  a = bf16[64] add(m, h)\n"
+      "  ROOT f = f32[64] convert(a)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"kb c m a f <- k x h"}));
+}
+
 TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  n = f32[64] negate(a)\n  e = f32[64] exponential(n)\n"
