@@ -321,4 +321,22 @@ bool VisitFloatUnary(hlo::Opcode op, Visit&& visit) {
   }
 }
 
+// The unary math a bf16 value computes in f32 and rounds once to bf16, as
+// XLA's CPU backend computes it, in the one-op kernels and the fused loops
+// alike. The f32 functions are within two f32 ulps, so the bf16 result is
+// the correctly rounded one (what the evaluator gives from double) except
+// where the value lies that close to a boundary between two bf16 values,
+// about one value in 16,000, which then rounds to the other of the two.
+// Through double, bf16 tanh took 23 ns an element; in f32 it vectorises.
+inline bool Bf16MathInFloat(hlo::Opcode op) {
+  using hlo::Opcode;
+  switch (op) {
+    case Opcode::kExp: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kTanh: case Opcode::kLogistic:
+    case Opcode::kSqrt: case Opcode::kRsqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace anvil::cpu

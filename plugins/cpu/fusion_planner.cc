@@ -124,15 +124,17 @@ bool IsLoopOp(const Instruction& i) {
   if (IsArrayOf(i.shape, kBF16)) {
     // bf16 values are computed in f32 registers, each op rounding its
     // result to bf16 as the one-op kernels do (kernels_elementwise.cc):
-    // the four exact arithmetic ops, max, min, negate and abs, converts
-    // from f32 and selects. Other math (exp, tanh) goes through double in
-    // the one-op kernel, which the loop would not reproduce bit for bit.
+    // the four exact arithmetic ops, max, min, negate and abs, the math
+    // both compute in f32 (Bf16MathInFloat), converts from f32 and
+    // selects. Other math goes through double in the one-op kernel, which
+    // the loop would not reproduce bit for bit.
     if (i.opcode == Opcode::kConvert) return n == 1 && SameDims(i, 0, kF32);
     if (i.opcode == Opcode::kSelect) {
       return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, kBF16) && SameDims(i, 2, kBF16);
     }
     if (n == 2) return SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16) && VisitPairableBinary(i.opcode, any);
-    return n == 1 && SameDims(i, 0, kBF16) && (i.opcode == Opcode::kNegate || i.opcode == Opcode::kAbs);
+    return n == 1 && SameDims(i, 0, kBF16) &&
+           (i.opcode == Opcode::kNegate || i.opcode == Opcode::kAbs || Bf16MathInFloat(i.opcode));
   }
   if (IsArrayOf(i.shape, kS32) || IsArrayOf(i.shape, kU32)) {
     // The integer ops of int_functions.h but division (which branches per

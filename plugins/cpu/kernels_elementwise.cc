@@ -160,7 +160,8 @@ Kernel ComplexAbs(ElementType t, Slot a, Slot o, int64_t n) {
 // bf16 and f16 arithmetic computed in f32 and rounded once: for add,
 // subtract, multiply and divide f32 has more than twice their precision
 // plus two bits, so the two roundings give the correctly rounded result;
-// maximum, minimum, negate and abs are exact. Other ops go through double
+// maximum, minimum, negate and abs are exact. bf16's transcendental math
+// runs in f32 (Bf16MathInFloat); other ops go through double
 // (NarrowFloatInDouble).
 template <typename N>
 Kernel NarrowFloatArithmetic(Opcode op, ElementType type, const std::vector<Slot>& in, Slot o, int64_t n) {
@@ -170,7 +171,8 @@ Kernel NarrowFloatArithmetic(Opcode op, ElementType type, const std::vector<Slot
                             op == Opcode::kDivide || op == Opcode::kMaximum || op == Opcode::kMinimum;
   if (exact_binary && in.size() == 2) {
     VisitFloatBinary(op, [&](auto f) { kernel = Binary<N, N>(in[0], in[1], o, n, ThroughFloat<N>(f)); });
-  } else if ((op == Opcode::kNegate || op == Opcode::kAbs) && in.size() == 1) {
+  } else if (in.size() == 1 &&
+             (op == Opcode::kNegate || op == Opcode::kAbs || (std::is_same_v<N, Bf16> && Bf16MathInFloat(op)))) {
     VisitFloatUnary(op, [&](auto f) { kernel = Unary<N, N>(in[0], o, n, [=](N x) { return narrow(f(ToFloat(x))); }); });
   }
   if (!kernel) kernel = NarrowFloatInDouble<N>(op, type, in, o, n);
