@@ -137,13 +137,14 @@ bool IsLoopOp(const Instruction& i) {
            (i.opcode == Opcode::kNegate || i.opcode == Opcode::kAbs || Bf16MathInFloat(i.opcode));
   }
   if (IsArrayOf(i.shape, kS32) || IsArrayOf(i.shape, kU32)) {
-    // The integer ops of int_functions.h but division (which branches per
-    // element): what random bit generators (JAX's threefry) and index
-    // arithmetic compute.
+    // The integer ops of int_functions.h (division and remainder too: no
+    // vector instruction divides integers, but in the loop they save a
+    // pass over memory each): what random bit generators (JAX's threefry)
+    // and index arithmetic compute; and converts from f32, saturating.
     const ElementType t = i.shape.element_type();
-    if (converts(t)) return true;
+    if (converts(t) || (i.opcode == Opcode::kConvert && n == 1 && SameDims(i, 0, kF32))) return true;
     if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, t) && SameDims(i, 2, t);
-    if (n == 2) return SameDims(i, 0, t) && SameDims(i, 1, t) && int_fn::VisitIntBinary(i.opcode, any, false);
+    if (n == 2) return SameDims(i, 0, t) && SameDims(i, 1, t) && int_fn::VisitIntBinary(i.opcode, any);
     if (n == 1) return SameDims(i, 0, t) && int_fn::VisitIntUnary(i.opcode, any);
     return false;
   }

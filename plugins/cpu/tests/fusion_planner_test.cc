@@ -155,9 +155,8 @@ TEST(FusionPlanner, AOneHotOfS32LabelsIsOneLoopWithTheBroadcastsInlined) {
 }
 
 // Four-byte integers are loop values: s32 and u32 compares by their own
-// signedness, converts among pred, s32, u32 and f32 but from f32 (whose
-// saturating rule stays with the one-op kernel), and the integer ops but
-// division; wider integers are not.
+// signedness, converts among pred, s32, u32 and f32, and the integer ops,
+// division included; wider integers are not.
 TEST(FusionPlanner, WhichIntegerOpsAreLoopOps) {
   Planned p = Plan(
       "  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  u = u32[8] parameter(2)\n  g = f32[8] parameter(3)\n"
@@ -170,10 +169,10 @@ TEST(FusionPlanner, WhichIntegerOpsAreLoopOps) {
       "  ROOT t = (pred[8], pred[8], pred[8], f32[8], s32[8], f32[8], s32[8], s32[8], s32[8], s64[8]) "
       "tuple(c, cu, cs, f, i, fu, gi, d, x, ww)\n");
   const auto& instructions = p.module->entry->instructions;
-  for (const char* name : {"c", "cu", "f", "i", "fu", "x"}) {
+  for (const char* name : {"c", "cu", "f", "i", "fu", "x", "gi", "d"}) {
     EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, name)])) << name;
   }
-  for (const char* name : {"cs", "gi", "d", "ww"}) {
+  for (const char* name : {"cs", "ww"}) {
     EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, name)])) << name;
   }
 }
