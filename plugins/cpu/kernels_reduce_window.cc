@@ -162,12 +162,40 @@ struct Scan {
 };
 
 // Output o along the scanned dimension combines inputs 0..o, in order.
+// Where the scanned dimension is not the innermost (cumsum along axis 0),
+// a block of neighbouring lines advances together, one step of each per
+// pass along the block's contiguous elements: a vector loop, each output
+// still combined in its line's order (so the same bits), where a line at
+// a time read one element per cache line and waited on each combine
+// (cumsum of f32[2048,1024] along axis 0: 22 ms).
 template <typename T, typename Combine>
 Kernel ScanOf(Scan s, Slot in, Slot init, Slot out, Combine combine) {
+  constexpr int64_t kBlock = 256;
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
+    if (s.inner > 1) {
+      const int64_t blocks_per_outer = (s.inner + kBlock - 1) / kBlock;
+      const int64_t grain = std::max<int64_t>(1, (1 << 14) / (s.length * std::min(kBlock, s.inner)));
+      frame.parallel->For(s.outer * blocks_per_outer, grain, [&](int64_t lo, int64_t hi) {
+        T acc[kBlock];
+        for (int64_t unit = lo; unit < hi; ++unit) {
+          const int64_t first = unit % blocks_per_outer * kBlock, count = std::min(kBlock, s.inner - first);
+          const int64_t base = unit / blocks_per_outer * s.length * s.inner + first;
+          std::fill(acc, acc + count, start);
+          for (int64_t o = 0; o < s.length; ++o) {
+            const T* row = x + base + o * s.inner;
+            T* to = y + base + o * s.inner;
+            for (int64_t j = 0; j < count; ++j) {
+              acc[j] = combine(acc[j], row[j]);
+              to[j] = acc[j];
+            }
+          }
+        }
+      });
+      return;
+    }
     const int64_t lines = s.outer * s.inner;
     const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
     frame.parallel->For(lines, grain, [&](int64_t lo, int64_t hi) {
