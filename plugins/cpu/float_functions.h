@@ -136,12 +136,14 @@ inline float TanhFloat(float x) {
 inline float LogFloat(float x) {
   const bool tiny = x < 0x1p-126f;
   const float scaled = tiny ? x * 0x1p23f : x;
-  int32_t bits;
+  uint32_t bits;
   std::memcpy(&bits, &scaled, sizeof bits);
-  constexpr int32_t kHalfRoot2Bits = 0x3f3504f3;  // sqrt(1/2), the bottom of m's range
-  const int32_t offset = bits - kHalfRoot2Bits;
-  const int32_t k = (offset >> 23) - (tiny ? 23 : 0);
-  const int32_t m_bits = (offset & 0x7fffff) + kHalfRoot2Bits;
+  constexpr uint32_t kHalfRoot2Bits = 0x3f3504f3;  // sqrt(1/2), the bottom of m's range
+  // Unsigned, so that a negative x (whose result is NaN anyway) wraps
+  // rather than overflows; the exponent is the signed difference's top bits.
+  const uint32_t offset = bits - kHalfRoot2Bits;
+  const int32_t k = (static_cast<int32_t>(offset) >> 23) - (tiny ? 23 : 0);
+  const uint32_t m_bits = (offset & 0x7fffffu) + kHalfRoot2Bits;
   float m;
   std::memcpy(&m, &m_bits, sizeof m);
   const float f = m - 1.0f;

@@ -164,7 +164,8 @@ bool IsLoopOp(const Instruction& i) {
   if (IsArrayOf(i.shape, kPred)) {
     if (i.opcode == Opcode::kCompare) {
       const std::string type = hlo::StringAttribute(i, "type");
-      const bool floats = ((SameDims(i, 0, kF32) && SameDims(i, 1, kF32)) || (SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16))) &&
+      const bool floats = ((SameDims(i, 0, kF32) && SameDims(i, 1, kF32)) ||
+                           (SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16))) &&
                           (type.empty() || type == "FLOAT");
       const bool integers = SameDims(i, 0, kS32) && SameDims(i, 1, kS32) && (type.empty() || type == "SIGNED");
       const bool naturals = SameDims(i, 0, kU32) && SameDims(i, 1, kU32) && (type.empty() || type == "UNSIGNED");
