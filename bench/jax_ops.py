@@ -19,8 +19,6 @@ shared machine drifts) and the ratio Anvil/XLA, or the error a backend gave.
 
 import argparse
 import os
-import statistics
-import time
 
 os.environ.setdefault("JAX_PLATFORMS", "anvil,cpu")
 
@@ -28,6 +26,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+
+from jax_compare import time_per_call  # noqa: E402
 
 
 def workloads():
@@ -92,20 +92,6 @@ def workloads():
         "where_select": (lambda x: jnp.where(x > 0, x, 0.1 * x).max(1), [X]),
         "clip_round": (lambda x: jnp.round(jnp.clip(x, -1, 1) * 127).astype(jnp.int8), [X]),
     }
-
-
-def time_per_call(device, f, args, repeats):
-    with jax.default_device(device):
-        placed = jax.device_put(args, device)
-        jitted = jax.jit(f)
-        for _ in range(2):
-            jax.block_until_ready(jitted(*placed))
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            jax.block_until_ready(jitted(*placed))
-            times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 def main():

@@ -208,15 +208,19 @@ int BroadcastLargeSplats(Module& module) {
            i.literal->element_count() > kMaxSplatConstantElements && i.literal->IsSplat();
   };
   for (auto& c : module.computations) {
-    if (std::none_of(c->instructions.begin(), c->instructions.end(), [&](const auto& i) { return large_splat(*i); })) {
-      continue;
-    }
+    // Found first (each check reads the constant's data), and the names
+    // taken before any instruction moves into the rebuilt list.
+    std::vector<char> splat(c->instructions.size());
+    bool any = false;
+    for (size_t k = 0; k < splat.size(); ++k) any |= (splat[k] = large_splat(*c->instructions[k])) != 0;
+    if (!any) continue;
     NameSource names(*c);
     std::vector<std::unique_ptr<Instruction>> rebuilt;
     rebuilt.reserve(c->instructions.size());
-    for (auto& owned : c->instructions) {
+    for (size_t k = 0; k < splat.size(); ++k) {
+      std::unique_ptr<Instruction>& owned = c->instructions[k];
       Instruction& i = *owned;
-      if (large_splat(i)) {
+      if (splat[k]) {
         auto scalar = std::make_unique<Instruction>();
         scalar->name = names.Fresh(i.name + ".splat");
         scalar->opcode = Opcode::kConstant;

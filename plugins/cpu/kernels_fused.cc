@@ -191,7 +191,8 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     const bool root = k + 1 == members.size();
-    const bool broadcast = FusedBroadcastRun(*m).has_value();
+    // A group's broadcasts are all fused ones (the planner collects no other).
+    const bool broadcast = m->opcode == Opcode::kBroadcast;
     if (!root && broadcast) {
       if (!IsScalarSplat(*m) || tiled_reads.Find(m)) waiting.push_back(m);
       continue;
