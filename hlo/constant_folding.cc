@@ -58,6 +58,21 @@ std::optional<bool> CompareInt(const std::string& direction, bool is_unsigned, u
   return std::nullopt;
 }
 
+// Whether a compare's `type` attribute is what its operands' element type
+// implies (JAX writes it out: SIGNED for s32, FLOAT for f32): the folds
+// below compute that comparison. TOTALORDER and mismatches are left to the
+// evaluator.
+bool DefaultComparisonType(const std::string& type, ElementType operands) {
+  if (type.empty()) return true;
+  switch (Info(operands).type_class) {
+    case TypeClass::kFloat: return type == "FLOAT";
+    case TypeClass::kSigned: return type == "SIGNED";
+    case TypeClass::kPred:
+    case TypeClass::kUnsigned: return type == "UNSIGNED";
+    default: return false;
+  }
+}
+
 // Integer value of element k, sign- or zero-extended to 64 bits.
 uint64_t IntBits(const Literal& l, int64_t k) {
   return IsUnsignedInt(l.shape().element_type()) || IsPred(l.shape().element_type())
@@ -107,6 +122,24 @@ std::optional<Literal> Fold(const Instruction& i) {
         }
       }
       return result;
+    case Opcode::kSelect: {
+      // select(p, x, y) of constants: the predicate a scalar or one per
+      // element (what is left of JAX's `where` on constants once its call is
+      // inlined).
+      if (i.operands.size() != 3 || !IsPred(in)) return std::nullopt;
+      const Literal& x = *i.operands[1]->literal;
+      const Literal& y = *i.operands[2]->literal;
+      if (x.shape().element_type() != out || y.shape().element_type() != out || x.element_count() != n ||
+          y.element_count() != n || (a.element_count() != 1 && a.element_count() != n)) {
+        return std::nullopt;
+      }
+      const size_t size = Info(out).byte_size;
+      for (int64_t k = 0; k < n; ++k) {
+        const Literal& chosen = a.GetUint(a.element_count() == 1 ? 0 : k) ? x : y;
+        std::copy_n(chosen.data().begin() + k * size, size, result.mutable_data().begin() + k * size);
+      }
+      return result;
+    }
     default: break;
   }
   if (in != out && i.opcode != Opcode::kCompare) return std::nullopt;
@@ -144,7 +177,7 @@ std::optional<Literal> Fold(const Instruction& i) {
     if (i.opcode == Opcode::kCompare) {
       std::optional<bool> r = is_float ? Compare(direction, a.GetDouble(k), b.GetDouble(k))
                                        : CompareInt(direction, is_unsigned, IntBits(a, k), IntBits(b, k));
-      if (!r || !StringAttribute(i, "type").empty()) return std::nullopt;  // TOTALORDER etc.: evaluator
+      if (!r || !DefaultComparisonType(StringAttribute(i, "type"), in)) return std::nullopt;
       result.SetUint(k, *r);
       continue;
     }

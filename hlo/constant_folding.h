@@ -1,5 +1,6 @@
-// Folds elementwise arithmetic, comparisons, conversions, broadcasts and
-// reshapes whose operands are all constants into constants, and
+// Folds elementwise arithmetic, comparisons, selects, conversions,
+// broadcasts and reshapes whose operands are all constants into constants,
+// and
 // get-tuple-element of a tuple into the element. A first folder: the
 // reference evaluator will widen it to every op.
 #pragma once

@@ -83,6 +83,49 @@ ENTRY e {
   EXPECT_EQ(m->entry->instructions.size(), 5u);  // four constants and the tuple
 }
 
+// JAX's `x % 13` guards its divisor with where(13 == 0, 1, 13) in a call;
+// inlined, the compares (their type written out) and the select fold, so
+// that the divisor plugins see is the constant 13.
+TEST(Canonicalize, FoldsTypedComparesAndSelects) {
+  auto m = Canonical(R"(HloModule m
+where {
+  p = pred[] parameter(0)
+  x = s32[] parameter(1)
+  y = s32[] parameter(2)
+  ROOT s = s32[] select(p, x, y)
+}
+ENTRY e {
+  d = s32[] constant(13)
+  zero = s32[] constant(0)
+  one = s32[] constant(1)
+  z = pred[] compare(d, zero), direction=EQ, type=SIGNED
+  divisor = s32[] call(z, one, d), to_apply=where
+  negative = pred[] compare(divisor, zero), direction=LT, type=SIGNED
+  u = u32[2] constant({1, 4294967295})
+  v = u32[2] constant({2, 3})
+  lt = pred[2] compare(u, v), direction=LT, type=UNSIGNED
+  f = f32[2] constant({1, 2})
+  g = f32[2] constant({5, 6})
+  picked = f32[2] select(lt, f, g)
+  total = pred[2] compare(f, g), direction=LT, type=TOTALORDER
+  wrong = pred[2] compare(u, v), direction=LT, type=SIGNED
+  ROOT r = (s32[], pred[], f32[2], pred[2], pred[2]) tuple(divisor, negative, picked, total, wrong)
+}
+)");
+  ASSERT_TRUE(m);
+  const auto& ops = m->entry->root->operands;
+  ASSERT_EQ(ops[0]->opcode, Opcode::kConstant);
+  EXPECT_EQ(ops[0]->literal->ToString(), "13");
+  ASSERT_EQ(ops[1]->opcode, Opcode::kConstant);
+  EXPECT_EQ(ops[1]->literal->ToString(), "false");
+  ASSERT_EQ(ops[2]->opcode, Opcode::kConstant);
+  EXPECT_EQ(ops[2]->literal->ToString(), "{1, 6}");  // 1 < 2 unsigned; 4294967295 < 3 not
+  // A total order, and a type that is not the operands' own, are the
+  // evaluator's to compute.
+  EXPECT_EQ(ops[3]->opcode, Opcode::kCompare);
+  EXPECT_EQ(ops[4]->opcode, Opcode::kCompare);
+}
+
 // A constant of more than kMaxSplatConstantElements equal elements (XLA
 // HLO text writes them out) becomes a broadcast of its value, keeping its
 // name and layout; other constants stay as they are.
