@@ -39,6 +39,12 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
       IsArrayOf(i.operands[0]->shape, ElementType::kBF16) && i.operands[0]->shape.rank() == 0) {
     return BroadcastRun{1, 1};
   }
+  // A pred scalar: a byte filled into every element (JAX compares a value's
+  // sign with its divisor's, a constant, in `%`).
+  if (i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kPred) && i.operands.size() == 1 &&
+      IsArrayOf(i.operands[0]->shape, ElementType::kPred) && i.operands[0]->shape.rank() == 0) {
+    return BroadcastRun{1, 1};
+  }
   // f32 values, and s32 and u32 ones for the loop ops that read them (a
   // one-hot's compare of labels with an iota, random bits): four bytes an
   // element either way.
@@ -168,7 +174,9 @@ bool IsLoopOp(const Instruction& i) {
                            (SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16))) &&
                           (type.empty() || type == "FLOAT");
       const bool integers = SameDims(i, 0, kS32) && SameDims(i, 1, kS32) && (type.empty() || type == "SIGNED");
-      const bool naturals = SameDims(i, 0, kU32) && SameDims(i, 1, kU32) && (type.empty() || type == "UNSIGNED");
+      const bool naturals = ((SameDims(i, 0, kU32) && SameDims(i, 1, kU32)) ||
+                             (SameDims(i, 0, kPred) && SameDims(i, 1, kPred))) &&
+                            (type.empty() || type == "UNSIGNED");
       return n == 2 && (floats || integers || naturals) && CompareDirectionKnown(hlo::StringAttribute(i, "direction"));
     }
     if (i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr || i.opcode == Opcode::kXor) {

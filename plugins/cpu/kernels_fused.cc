@@ -11,6 +11,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include <unistd.h>
@@ -91,6 +92,14 @@ TileFn TileFunctionNarrowing(const Instruction&) {
   return &baseline::NarrowBf16Tile;
 }
 
+TileFn ByConstantTileFunction(const Instruction& m) {
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (HostIsa() == Isa::kAvx512) return avx512::ByConstantFunction(m);
+  if (HostIsa() == Isa::kAvx2) return avx2::ByConstantFunction(m);
+#endif
+  return baseline::ByConstantFunction(m);
+}
+
 TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs, int scalars) {
 #ifdef ANVIL_HAVE_WIDE_TILES
   if (HostIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs, scalars);
@@ -143,6 +152,12 @@ InstructionMap CountReads(const std::vector<const Instruction*>& members) {
 
 bool IsF32(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kF32; }
 bool IsBf16(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kBF16; }
+bool IsPred(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kPred; }
+
+// A pred scalar (`x`: its byte) in every element of a tile.
+void SplatByteTile(const void* x, const void*, const void*, void* y, int64_t n) {
+  std::memset(y, *static_cast<const uint8_t*>(x), static_cast<size_t>(n));
+}
 
 // The group's members, each mapped to its position.
 InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
@@ -281,7 +296,30 @@ struct FusedOp {
   int out = -1;
   BroadcastRun broadcast;
   const Instruction* member = nullptr;  // what it computes (the second of a pair)
+  int divisor = -1;  // an integer division's constant divisor (TiledLoop::divisors), passed as `c`
 };
+
+// The divisor of an s32 or u32 divide or remainder that is a broadcast of a
+// nonzero constant scalar, or nullopt (a zero divisor keeps the generic
+// functor's rule, as does one read from memory).
+std::optional<int_fn::ConstantDivisor> ConstantDivisorOf(const Instruction& m) {
+  const hlo::ElementType t = m.shape.element_type();
+  if ((m.opcode != Opcode::kDivide && m.opcode != Opcode::kRemainder) || m.operands.size() != 2 ||
+      (t != hlo::ElementType::kS32 && t != hlo::ElementType::kU32)) {
+    return std::nullopt;
+  }
+  const Instruction* splat = m.operands[1];
+  if (splat->opcode != Opcode::kBroadcast || splat->operands.size() != 1) return std::nullopt;
+  const Instruction* scalar = splat->operands[0];
+  if (scalar->opcode != Opcode::kConstant || !scalar->literal || scalar->literal->elided() ||
+      scalar->shape.rank() != 0 || scalar->shape.element_type() != t) {
+    return std::nullopt;
+  }
+  const bool is_signed = t == hlo::ElementType::kS32;
+  const int64_t d = is_signed ? scalar->literal->GetInt(0) : static_cast<int64_t>(scalar->literal->GetUint(0));
+  if (d == 0) return std::nullopt;
+  return int_fn::ConstantDivisor::Of(d, is_signed);
+}
 
 // Whether `op` computes a pairable f32 binary op on two arrays.
 bool Pairable(const FusedOp& op) {
@@ -487,6 +525,7 @@ class TiledLoop final : public FusedLoop {
   }
 
   std::vector<FusedOp> ops;
+  std::vector<int_fn::ConstantDivisor> divisors;  // FusedOp::divisor
   std::vector<Slot> input_slots;
   std::vector<int64_t> input_size;
   std::vector<bool> input_scalar;
@@ -566,7 +605,10 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
       scalar_tiles = 0;
       const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
       const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
-      const void* c = !op.has_c ? nullptr : op.scalars & 4 ? scalar(op.c) : source(op.c);
+      const void* c = op.divisor >= 0 ? &divisors[static_cast<size_t>(op.divisor)]
+                      : !op.has_c     ? nullptr
+                      : op.scalars & 4 ? scalar(op.c)
+                                       : source(op.c);
       op.fn(a, b, c, dst, len);
       if (op.out >= 0) view[op.out] = registers[op.out];
     }
@@ -605,8 +647,8 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     }
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
-      if (IsBf16(&m)) {  // a bf16 scalar, widened into every element
-        op.fn = TileFunctionWidening(m);
+      if (IsBf16(&m) || IsPred(&m)) {  // a bf16 scalar, widened into every element; a pred's byte
+        op.fn = IsPred(&m) ? &SplatByteTile : TileFunctionWidening(m);
         op.scalars = 1;
         ops.push_back(op);
         continue;
@@ -618,6 +660,11 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     const int scalar = ScalarOperand(m, member_map);
     op.scalars = scalar < 0 ? 0 : 1 << scalar;
     op.fn = TileFunction(m, op.scalars);
+    if (const std::optional<int_fn::ConstantDivisor> divisor = ConstantDivisorOf(m)) {
+      op.fn = ByConstantTileFunction(m);
+      op.divisor = static_cast<int>(loop->divisors.size());
+      loop->divisors.push_back(*divisor);
+    }
     if (!op.fn) return nullptr;
     op.member = &m;
     // A scalar operand is read from the splat's own operand.

@@ -177,6 +177,21 @@ TEST(FusionPlanner, WhichIntegerOpsAreLoopOps) {
   }
 }
 
+// JAX's floor remainder compares the remainder's sign (a pred array) with
+// the divisor's (a pred scalar, broadcast): both are loop ops, so the whole
+// of `x % 13` is one loop.
+TEST(FusionPlanner, PredComparesAndPredSplatsAreLoopOps) {
+  Planned p = Plan(
+      "  x = s32[64] parameter(0)\n  s = pred[] parameter(1)\n  k = s32[] constant(13)\n"
+      "  b = s32[64] broadcast(k), dimensions={}\n  r = s32[64] remainder(x, b)\n"
+      "  z = s32[] constant(0)\n  bz = s32[64] broadcast(z), dimensions={}\n"
+      "  lt = pred[64] compare(r, bz), direction=LT, type=SIGNED\n"
+      "  bs = pred[64] broadcast(s), dimensions={}\n"
+      "  ne = pred[64] compare(lt, bs), direction=NE, type=UNSIGNED\n"
+      "  sum = s32[64] add(r, b)\n  ROOT f = s32[64] select(ne, sum, r)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"b r bz lt bs ne sum f <- k x z s"}));
+}
+
 TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
   // ReLU6 and its gradient: the zero broadcast feeds three loop ops (in two
   // groups) and is never stored; the six broadcast also feeds a reduction,
