@@ -115,13 +115,20 @@ bool IsLoopOp(const Instruction& i) {
                         kU32 = ElementType::kU32, kBF16 = ElementType::kBF16;
   auto any = [](auto) {};
   const size_t n = i.operands.size();
-  // A convert from pred, s32 or u32 (a one-hot's compare, an index's value,
-  // random bits), and a bitcast-convert between four-byte types (random
-  // bits made floats).
+  // 8- and 16-bit integers: quantised values, converted from and to the
+  // loop's types (NarrowInt).
+  auto narrow_int = [](ElementType t) {
+    return t == ElementType::kS8 || t == ElementType::kU8 || t == ElementType::kS16 || t == ElementType::kU16;
+  };
+  // A convert from pred, s32, u32 or a narrow integer (a one-hot's
+  // compare, an index's value, random bits, a quantised value), and a
+  // bitcast-convert between four-byte types (random bits made floats).
   auto converts = [&](ElementType to) {
     if (i.opcode == Opcode::kConvert) {
       return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32) ||
-                        (to == kF32 && SameDims(i, 0, kBF16)));
+                        (to == kF32 && SameDims(i, 0, kBF16)) ||
+                        (i.operands[0]->shape.IsArray() && narrow_int(i.operands[0]->shape.element_type()) &&
+                         i.operands[0]->shape.dims() == i.shape.dims()));
     }
     return i.opcode == Opcode::kBitcastConvert && n == 1 &&
            (SameDims(i, 0, kF32) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32)) &&
@@ -166,6 +173,13 @@ bool IsLoopOp(const Instruction& i) {
     if (n == 2) return SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && VisitFloatBinary(i.opcode, any);
     if (n == 1) return SameDims(i, 0, kF32) && VisitFloatUnary(i.opcode, any);
     return false;
+  }
+  if (i.shape.IsArray() && narrow_int(i.shape.element_type())) {
+    // Converts only: from f32 (saturating, as XLA does: quantisation's
+    // round, clip and convert to s8 is one loop) and from pred, s32 and u32
+    // (wrapping). Arithmetic on them is left to the one-op kernels.
+    return i.opcode == Opcode::kConvert && n == 1 &&
+           (SameDims(i, 0, kF32) || SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32));
   }
   if (IsArrayOf(i.shape, kPred)) {
     if (i.opcode == Opcode::kCompare) {

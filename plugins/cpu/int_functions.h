@@ -120,6 +120,16 @@ struct Not { template <typename T> T operator()(T x) const { return T(~x); } };
 // double, 1.5 ms so).
 template <typename To>
 To FromFloat(float x) {
+  if constexpr (sizeof(To) < 4) {
+    // Both ends of an 8- or 16-bit range are floats: clamp, then truncate
+    // through int32 (x86 converts float to int32 in one instruction, and
+    // the narrowing is a pack), with no compare made a byte mask.
+    constexpr float lo = static_cast<float>(std::numeric_limits<To>::min());
+    constexpr float hi = static_cast<float>(std::numeric_limits<To>::max());
+    float clamped = x < lo ? lo : x;
+    clamped = clamped > hi ? hi : clamped;
+    return static_cast<To>(static_cast<int32_t>(x != x ? 0.0f : clamped));
+  }
   constexpr float lo = static_cast<float>(std::numeric_limits<To>::min());
   constexpr float past =
       std::is_signed_v<To> ? -lo : 2.0f * (static_cast<float>(std::numeric_limits<To>::max() / 2) + 1.0f);

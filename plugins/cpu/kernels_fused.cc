@@ -256,9 +256,11 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   a.register_of.Sort();
   std::vector<bool> busy(members.size(), false);
   std::vector<int> free_after;
-  // What a register holds of an element: a byte of pred, four of the rest
-  // (bf16 is held as f32).
-  auto size = [](const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kPred ? 1 : 4; };
+  // What a register holds of an element: its type's bytes (a byte of pred
+  // and s8, two of s16), bf16 held as f32. An op writes into a register
+  // an operand frees only when both are the same size: a narrower result
+  // would overwrite operand elements not yet read.
+  auto size = [](const Instruction* i) { return IsBf16(i) ? 4 : hlo::Info(i->shape.element_type()).byte_size; };
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     free_after.clear();

@@ -128,7 +128,7 @@ TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
 
 TEST(FusionPlanner, NonElementwiseOpsAndOtherTypesBreakTheLoop) {
   Planned p = Plan(
-      "  a = f32[8,8] parameter(0)\n  i = s16[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
+      "  a = f32[8,8] parameter(0)\n  i = s64[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
       "  d = f32[8,8] dot(n, n), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
       "  e = f32[8,8] exponential(d)\n  f = f32[8,8] convert(i)\n  g = f32[8,8] add(e, f)\n"
       "  ROOT h = f32[8,8] tanh(g)\n");
@@ -190,6 +190,19 @@ TEST(FusionPlanner, PredComparesAndPredSplatsAreLoopOps) {
       "  ne = pred[64] compare(lt, bs), direction=NE, type=UNSIGNED\n"
       "  sum = s32[64] add(r, b)\n  ROOT f = s32[64] select(ne, sum, r)\n");
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"b r bz lt bs ne sum f <- k x z s"}));
+}
+
+// Quantisation: f32 rounded, clipped and converted to s8 is one loop, and
+// so is its dequantisation; arithmetic on s8 is not a loop op.
+TEST(FusionPlanner, ConvertsToAndFromNarrowIntegersAreLoopOps) {
+  Planned p = Plan(
+      "  x = f32[64] parameter(0)\n  q = s8[64] parameter(1)\n  k = f32[] constant(127)\n"
+      "  b = f32[64] broadcast(k), dimensions={}\n  m = f32[64] multiply(x, b)\n"
+      "  r = f32[64] round-nearest-even(m)\n  c = s8[64] convert(r)\n"
+      "  w = f32[64] convert(q)\n  d = f32[64] multiply(w, b)\n  a = s8[64] add(q, q)\n"
+      "  ROOT t = (s8[64], f32[64], s8[64]) tuple(c, d, a)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"b w d <- k q", "b m r c <- k x"}));
+  EXPECT_FALSE(IsLoopOp(*p.module->entry->instructions[IndexOf(p, "a")]));
 }
 
 TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
