@@ -28,8 +28,10 @@ bool SameDims(const Instruction& i, size_t k, ElementType t) {
 }  // namespace
 
 bool IsScalarSplat(const Instruction& i) {
-  return i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kF32) && i.operands.size() == 1 &&
-         IsArrayOf(i.operands[0]->shape, ElementType::kF32) && i.operands[0]->shape.rank() == 0;
+  if (i.opcode != Opcode::kBroadcast || !i.shape.IsArray() || i.operands.size() != 1) return false;
+  const ElementType t = i.shape.element_type();
+  return (t == ElementType::kF32 || t == ElementType::kS32 || t == ElementType::kU32) &&
+         IsArrayOf(i.operands[0]->shape, t) && i.operands[0]->shape.rank() == 0;
 }
 
 std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
@@ -40,10 +42,13 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
     return BroadcastRun{1, 1};
   }
   // A pred scalar: a byte filled into every element (JAX compares a value's
-  // sign with its divisor's, a constant, in `%`).
-  if (i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kPred) && i.operands.size() == 1 &&
-      IsArrayOf(i.operands[0]->shape, ElementType::kPred) && i.operands[0]->shape.rank() == 0) {
-    return BroadcastRun{1, 1};
+  // sign with its divisor's, a constant, in `%`); an s64 or u64 scalar
+  // (JAX's threefry counts elements in u64).
+  for (ElementType t : {ElementType::kPred, ElementType::kS64, ElementType::kU64}) {
+    if (i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, t) && i.operands.size() == 1 &&
+        IsArrayOf(i.operands[0]->shape, t) && i.operands[0]->shape.rank() == 0) {
+      return BroadcastRun{1, 1};
+    }
   }
   // f32 values, and s32 and u32 ones for the loop ops that read them (a
   // one-hot's compare of labels with an iota, random bits): four bytes an
@@ -84,6 +89,21 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
 
 bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
+std::optional<BroadcastRun> FusedIotaRun(const Instruction& i) {
+  const ElementType t = i.shape.IsArray() ? i.shape.element_type() : ElementType::kPred;
+  if (i.opcode != Opcode::kIota || !i.operands.empty() || !i.shape.IsArray() || i.shape.rank() == 0 ||
+      !i.shape.HasDefaultLayout() ||
+      (t != ElementType::kS32 && t != ElementType::kU32 && t != ElementType::kS64 && t != ElementType::kU64 &&
+       t != ElementType::kF32)) {
+    return std::nullopt;
+  }
+  auto dim = hlo::IntAttribute(i, "iota_dimension", std::nullopt);
+  if (!dim.ok() || *dim < 0 || *dim >= i.shape.rank() || i.shape.dims()[*dim] == 0) return std::nullopt;
+  BroadcastRun run{1, i.shape.dims()[*dim]};
+  for (int64_t d = *dim + 1; d < i.shape.rank(); ++d) run.inner *= i.shape.dims()[d];
+  return run;
+}
+
 bool SharesOperandMemory(const Instruction& i) {
   if (IsDegenerateBroadcast(i)) return true;
   return (i.opcode == Opcode::kReshape || i.opcode == Opcode::kBitcast) && i.operands.size() == 1 &&
@@ -112,7 +132,12 @@ bool IsDegenerateBroadcast(const Instruction& i) {
 
 bool IsLoopOp(const Instruction& i) {
   constexpr ElementType kF32 = ElementType::kF32, kPred = ElementType::kPred, kS32 = ElementType::kS32,
-                        kU32 = ElementType::kU32, kBF16 = ElementType::kBF16;
+                        kU32 = ElementType::kU32, kBF16 = ElementType::kBF16, kS64 = ElementType::kS64,
+                        kU64 = ElementType::kU64;
+  // An iota: its values are computed from the element's index in the loop
+  // instead of being stored and read back (JAX's random bits number every
+  // element; its one-hot compares labels with an iota).
+  if (i.opcode == Opcode::kIota) return FusedIotaRun(i).has_value();
   auto any = [](auto) {};
   const size_t n = i.operands.size();
   // 8- and 16-bit integers: quantised values, converted from and to the
@@ -126,7 +151,7 @@ bool IsLoopOp(const Instruction& i) {
   auto converts = [&](ElementType to) {
     if (i.opcode == Opcode::kConvert) {
       return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32) ||
-                        (to == kF32 && SameDims(i, 0, kBF16)) ||
+                        SameDims(i, 0, kS64) || SameDims(i, 0, kU64) || (to == kF32 && SameDims(i, 0, kBF16)) ||
                         (i.operands[0]->shape.IsArray() && narrow_int(i.operands[0]->shape.element_type()) &&
                          i.operands[0]->shape.dims() == i.shape.dims()));
     }
@@ -149,11 +174,13 @@ bool IsLoopOp(const Instruction& i) {
     return n == 1 && SameDims(i, 0, kBF16) &&
            (i.opcode == Opcode::kNegate || i.opcode == Opcode::kAbs || Bf16MathInFloat(i.opcode));
   }
-  if (IsArrayOf(i.shape, kS32) || IsArrayOf(i.shape, kU32)) {
+  if (IsArrayOf(i.shape, kS32) || IsArrayOf(i.shape, kU32) || IsArrayOf(i.shape, kS64) || IsArrayOf(i.shape, kU64)) {
     // The integer ops of int_functions.h (division and remainder too: no
     // vector instruction divides integers, but in the loop they save a
     // pass over memory each): what random bit generators (JAX's threefry)
-    // and index arithmetic compute; and converts from f32, saturating.
+    // and index arithmetic compute; and converts from f32, saturating. s64
+    // and u64 (eight bytes an element: their loops run on half tiles) for
+    // the element counts JAX's threefry splits into u32 halves.
     const ElementType t = i.shape.element_type();
     if (converts(t) || (i.opcode == Opcode::kConvert && n == 1 && SameDims(i, 0, kF32))) return true;
     if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, t) && SameDims(i, 2, t);
@@ -187,8 +214,11 @@ bool IsLoopOp(const Instruction& i) {
       const bool floats = ((SameDims(i, 0, kF32) && SameDims(i, 1, kF32)) ||
                            (SameDims(i, 0, kBF16) && SameDims(i, 1, kBF16))) &&
                           (type.empty() || type == "FLOAT");
-      const bool integers = SameDims(i, 0, kS32) && SameDims(i, 1, kS32) && (type.empty() || type == "SIGNED");
+      const bool integers = ((SameDims(i, 0, kS32) && SameDims(i, 1, kS32)) ||
+                             (SameDims(i, 0, kS64) && SameDims(i, 1, kS64))) &&
+                            (type.empty() || type == "SIGNED");
       const bool naturals = ((SameDims(i, 0, kU32) && SameDims(i, 1, kU32)) ||
+                             (SameDims(i, 0, kU64) && SameDims(i, 1, kU64)) ||
                              (SameDims(i, 0, kPred) && SameDims(i, 1, kPred))) &&
                             (type.empty() || type == "UNSIGNED");
       return n == 2 && (floats || integers || naturals) && CompareDirectionKnown(hlo::StringAttribute(i, "direction"));

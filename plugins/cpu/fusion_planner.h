@@ -61,7 +61,8 @@ struct FusionPlan {
   }
 };
 
-// Whether `i` is a loop op (see above) or a scalar broadcast.
+// Whether `i` is a loop op (see above); whether it is a broadcast of an
+// f32, s32 or u32 scalar, which a loop's binary op may read as one value.
 bool IsLoopOp(const hlo::Instruction& i);
 bool IsScalarSplat(const hlo::Instruction& i);
 
@@ -75,6 +76,9 @@ struct BroadcastRun {
 };
 std::optional<BroadcastRun> FusedBroadcastRun(const hlo::Instruction& i);
 bool IsFusedBroadcast(const hlo::Instruction& i);
+// An iota the loop computes (s32, u32, s64, u64 or f32, row-major): element
+// e is (e / inner) % size, size its dimension's extent; nullopt otherwise.
+std::optional<BroadcastRun> FusedIotaRun(const hlo::Instruction& i);
 
 // A broadcast that only adds dimensions of size 1 (JAX widens its row
 // maxima and sums to [..., 1] so): the same elements in the same order, so

@@ -154,9 +154,52 @@ bool IsF32(const Instruction* i) { return i->shape.element_type() == hlo::Elemen
 bool IsBf16(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kBF16; }
 bool IsPred(const Instruction* i) { return i->shape.element_type() == hlo::ElementType::kPred; }
 
-// A pred scalar (`x`: its byte) in every element of a tile.
+// A pred scalar (`x`: its byte) in every element of a tile; an s64 or u64
+// one.
 void SplatByteTile(const void* x, const void*, const void*, void* y, int64_t n) {
   std::memset(y, *static_cast<const uint8_t*>(x), static_cast<size_t>(n));
+}
+void Splat8Tile(const void* x, const void*, const void*, void* y, int64_t n) {
+  uint64_t value;
+  std::memcpy(&value, x, sizeof value);
+  std::fill_n(static_cast<uint64_t*>(y), n, value);
+}
+bool IsEightBytes(const Instruction* i) { return hlo::Info(i->shape.element_type()).byte_size == 8; }
+
+// Elements [t, t + n) of an iota whose element e is (e / inner) % size
+// (FusedIotaRun), as T.
+using IotaFn = void (*)(const BroadcastRun&, int64_t, void*, int64_t);
+template <typename T>
+void IotaTile(const BroadcastRun& run, int64_t t, void* y, int64_t n) {
+  T* out = static_cast<T*>(y);
+  int64_t at = (t / run.inner) % run.size;
+  if (run.inner == 1) {  // counting up, from 0 again after size
+    for (int64_t k = 0; k < n;) {
+      const int64_t m = std::min(n - k, run.size - at);
+      for (int64_t j = 0; j < m; ++j) out[k + j] = static_cast<T>(at + j);
+      k += m;
+      at = 0;
+    }
+    return;
+  }
+  int64_t left = run.inner - t % run.inner;  // elements before the value moves on
+  for (int64_t k = 0; k < n;) {
+    const int64_t m = std::min(n - k, left);
+    std::fill_n(out + k, m, static_cast<T>(at));
+    k += m;
+    left = run.inner;
+    if (++at == run.size) at = 0;
+  }
+}
+IotaFn IotaFunction(hlo::ElementType t) {
+  switch (t) {
+    case hlo::ElementType::kS32: return &IotaTile<int32_t>;
+    case hlo::ElementType::kU32: return &IotaTile<uint32_t>;
+    case hlo::ElementType::kS64: return &IotaTile<int64_t>;
+    case hlo::ElementType::kU64: return &IotaTile<uint64_t>;
+    case hlo::ElementType::kF32: return &IotaTile<float>;
+    default: return nullptr;
+  }
 }
 
 // The group's members, each mapped to its position.
@@ -168,14 +211,15 @@ InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
 }
 
 // Which operand of member `m` (0 or 1) is a splatted constant of the group
-// that its tile function reads as one scalar, or -1. Only f32 binary ops
+// that its tile function reads as one scalar, or -1. Only f32, s32 and u32 binary ops
 // take one, and one operand at most (the second, when both could be):
 // a constant in an add or a multiply then costs no pass to fill a tile.
 int ScalarOperand(const Instruction& m, const InstructionMap& members) {
-  if (m.operands.size() != 2 || !IsF32(&m) || m.operands[0] == m.operands[1] ||
-      !VisitFloatBinary(m.opcode, [](auto) {})) {
-    return -1;
-  }
+  const hlo::ElementType t = m.shape.element_type();
+  const bool takes_scalar = (IsF32(&m) && VisitFloatBinary(m.opcode, [](auto) {})) ||
+                            ((t == hlo::ElementType::kS32 || t == hlo::ElementType::kU32) &&
+                             int_fn::VisitIntBinary(m.opcode, [](auto) {}));
+  if (m.operands.size() != 2 || !takes_scalar || m.operands[0] == m.operands[1]) return -1;
   for (int k : {1, 0}) {
     const Instruction* o = m.operands[k];
     if (IsScalarSplat(*o) && members.Find(o)) return k;
@@ -206,8 +250,9 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     const bool root = k + 1 == members.size();
-    // A group's broadcasts are all fused ones (the planner collects no other).
-    const bool broadcast = m->opcode == Opcode::kBroadcast;
+    // A group's broadcasts are all fused ones (the planner collects no
+    // other); an iota, which reads nothing either, is placed as they are.
+    const bool broadcast = m->opcode == Opcode::kBroadcast || m->opcode == Opcode::kIota;
     if (!root && broadcast) {
       if (!IsScalarSplat(*m) || tiled_reads.Find(m)) waiting.push_back(m);
       continue;
@@ -299,6 +344,7 @@ struct FusedOp {
   BroadcastRun broadcast;
   const Instruction* member = nullptr;  // what it computes (the second of a pair)
   int divisor = -1;  // an integer division's constant divisor (TiledLoop::divisors), passed as `c`
+  IotaFn iota = nullptr;  // an iota along `broadcast`'s run (fn is then nullptr)
 };
 
 // The divisor of an s32 or u32 divide or remainder that is a broadcast of a
@@ -551,7 +597,10 @@ class TiledLoop final : public FusedLoop {
 void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging) const {
   std::vector<const char*> inputs(input_slots.size());
   for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<const char*>(frame.At(input_slots[k]));
-  alignas(64) float registers[kMaxFusedRegisters][kFusedTile];
+  // Eight bytes an element, for s64 and u64 values; a register of a
+  // narrower type uses the start of its row (the rest stays untouched, out
+  // of the cache).
+  alignas(64) uint64_t registers[kMaxFusedRegisters][kFusedTile];
   // A rank-0 operand read in place of an array (clamp's bounds): its
   // value splatted once per chunk into a tile of its own.
   alignas(64) float scalars[2][kFusedTile];
@@ -593,6 +642,11 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
       void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
                   : staging >= 0 ? static_cast<void*>(registers[staging])
                                  : static_cast<void*>(result + (t - first) * result_size);
+      if (op.iota) {
+        op.iota(op.broadcast, t, dst, len);
+        if (op.out >= 0) view[op.out] = registers[op.out];
+        continue;
+      }
       if (!op.fn) {
         const uint32_t* row = reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]);
         const int64_t at = t % op.broadcast.size;
@@ -614,7 +668,10 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
       op.fn(a, b, c, dst, len);
       if (op.out >= 0) view[op.out] = registers[op.out];
     }
-    if (staging >= 0) StreamTile(registers[staging], reinterpret_cast<float*>(result + (t - first) * result_size), len);
+    if (staging >= 0) {
+      StreamTile(reinterpret_cast<const float*>(registers[staging]),
+                 reinterpret_cast<float*>(result + (t - first) * result_size), len);
+    }
   }
   if (staging >= 0) FenceStreamedStores();
 }
@@ -649,12 +706,18 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     }
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
-      if (IsBf16(&m) || IsPred(&m)) {  // a bf16 scalar, widened into every element; a pred's byte
-        op.fn = IsPred(&m) ? &SplatByteTile : TileFunctionWidening(m);
+      if (IsBf16(&m) || IsPred(&m) || IsEightBytes(&m)) {  // a bf16 scalar, widened; a pred's byte; 8 bytes
+        op.fn = IsPred(&m) ? &SplatByteTile : IsEightBytes(&m) ? &Splat8Tile : TileFunctionWidening(m);
         op.scalars = 1;
         ops.push_back(op);
         continue;
       }
+      op.broadcast = *run;
+      ops.push_back(op);
+      continue;
+    }
+    if (auto run = FusedIotaRun(m)) {
+      op.iota = IotaFunction(m.shape.element_type());
       op.broadcast = *run;
       ops.push_back(op);
       continue;

@@ -128,7 +128,7 @@ TEST(FusionPlanner, ValuesReadTwiceOrLeavingTheProgramAreStored) {
 
 TEST(FusionPlanner, NonElementwiseOpsAndOtherTypesBreakTheLoop) {
   Planned p = Plan(
-      "  a = f32[8,8] parameter(0)\n  i = s64[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
+      "  a = f32[8,8] parameter(0)\n  i = f64[8,8] parameter(1)\n  n = f32[8,8] negate(a)\n"
       "  d = f32[8,8] dot(n, n), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
       "  e = f32[8,8] exponential(d)\n  f = f32[8,8] convert(i)\n  g = f32[8,8] add(e, f)\n"
       "  ROOT h = f32[8,8] tanh(g)\n");
@@ -160,19 +160,19 @@ TEST(FusionPlanner, AOneHotOfS32LabelsIsOneLoopWithTheBroadcastsInlined) {
 TEST(FusionPlanner, WhichIntegerOpsAreLoopOps) {
   Planned p = Plan(
       "  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  u = u32[8] parameter(2)\n  g = f32[8] parameter(3)\n"
-      "  w = s64[8] parameter(4)\n"
+      "  w = s64[8] parameter(4)\n  h = s16[8] parameter(5)\n  hh = s16[8] add(h, h)\n"
       "  c = pred[8] compare(a, b), direction=LT, type=SIGNED\n"
       "  cu = pred[8] compare(u, u), direction=LT, type=UNSIGNED\n"
       "  cs = pred[8] compare(u, u), direction=LT, type=SIGNED\n"
       "  f = f32[8] convert(a)\n  i = s32[8] convert(c)\n  fu = f32[8] convert(u)\n  gi = s32[8] convert(g)\n"
       "  d = s32[8] divide(a, b)\n  x = s32[8] xor(a, b)\n  ww = s64[8] add(w, w)\n"
-      "  ROOT t = (pred[8], pred[8], pred[8], f32[8], s32[8], f32[8], s32[8], s32[8], s32[8], s64[8]) "
-      "tuple(c, cu, cs, f, i, fu, gi, d, x, ww)\n");
+      "  ROOT t = (pred[8], pred[8], pred[8], f32[8], s32[8], f32[8], s32[8], s32[8], s32[8], s64[8], s16[8]) "
+      "tuple(c, cu, cs, f, i, fu, gi, d, x, ww, hh)\n");
   const auto& instructions = p.module->entry->instructions;
-  for (const char* name : {"c", "cu", "f", "i", "fu", "x", "gi", "d"}) {
+  for (const char* name : {"c", "cu", "f", "i", "fu", "x", "gi", "d", "ww"}) {
     EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, name)])) << name;
   }
-  for (const char* name : {"cs", "ww"}) {
+  for (const char* name : {"cs", "hh"}) {
     EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, name)])) << name;
   }
 }
@@ -203,6 +203,19 @@ TEST(FusionPlanner, ConvertsToAndFromNarrowIntegersAreLoopOps) {
       "  ROOT t = (s8[64], f32[64], s8[64]) tuple(c, d, a)\n");
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"b w d <- k q", "b m r c <- k x"}));
   EXPECT_FALSE(IsLoopOp(*p.module->entry->instructions[IndexOf(p, "a")]));
+}
+
+// JAX's threefry numbers the elements it draws for in u64 (row * columns +
+// column, iota_2x32_shape), then takes the u32 halves: iotas, u64 values
+// and their splats are loop ops, so the counter is computed in the loop
+// that uses it rather than in five passes over 8-byte arrays.
+TEST(FusionPlanner, IotasAndU64CountersAreLoopOps) {
+  Planned p = Plan(
+      "  rows = u64[16,64] iota(), iota_dimension=0\n  cols = u64[16,64] iota(), iota_dimension=1\n"
+      "  k = u64[] constant(64)\n  b = u64[16,64] broadcast(k), dimensions={}\n"
+      "  base = u64[16,64] multiply(rows, b)\n  index = u64[16,64] add(base, cols)\n"
+      "  ROOT lo = u32[16,64] convert(index)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"rows cols b base index lo <- k"}));
 }
 
 TEST(FusionPlanner, MasksAndClampsFuseAndScalarBroadcastsAreInlinedEverywhere) {
