@@ -31,9 +31,6 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 constexpr int64_t kGrain = 1 << 15;
-#ifndef PFLOC
-#define PFLOC 2
-#endif
 
 using TileFn = void (*)(const void*, const void*, const void*, void*, int64_t);
 
@@ -580,6 +577,7 @@ class TiledLoop final : public FusedLoop {
   std::vector<int> streamed_inputs;  // read element for element: prefetched
   std::vector<int64_t> share_edges;  // where each op's share of a tile's prefetches begins
   int64_t result_size = 4;
+  int64_t register_bytes = 4;  // the widest value's, 4 or 8 (s64, u64)
   int64_t elements = 0;  // the root's
   int registers = 0;     // the tile registers the ops use
 
@@ -597,17 +595,19 @@ class TiledLoop final : public FusedLoop {
 void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging) const {
   std::vector<const char*> inputs(input_slots.size());
   for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<const char*>(frame.At(input_slots[k]));
-  // Eight bytes an element, for s64 and u64 values; a register of a
-  // narrower type uses the start of its row (the rest stays untouched, out
-  // of the cache).
-  alignas(64) uint64_t registers[kMaxFusedRegisters][kFusedTile];
+  // Room for eight bytes an element (s64 and u64 values); a loop without
+  // them spaces its registers four bytes an element apart, as compactly
+  // in the cache as before it had any.
+  alignas(64) uint64_t storage[kMaxFusedRegisters * kFusedTile];
+  const int64_t row_bytes = kFusedTile * register_bytes;
+  auto reg = [&](int r) { return reinterpret_cast<char*>(storage) + r * row_bytes; };
   // A rank-0 operand read in place of an array (clamp's bounds): its
   // value splatted once per chunk into a tile of its own.
   alignas(64) float scalars[2][kFusedTile];
   // What each register holds for the ops reading it: the register
   // itself, or the part of a row a broadcast op viewed for this tile.
   const void* view[kMaxFusedRegisters];
-  for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = registers[r];
+  for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = reg(r);
   for (int64_t t = lo; t < hi; t += kFusedTile) {
     const int64_t len = std::min(kFusedTile, hi - t);
     int scalar_tiles = 0;
@@ -639,12 +639,12 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
                       next_len * (op_index + 1) / shares);
       }
       ++op_index;
-      void* dst = op.out >= 0    ? static_cast<void*>(registers[op.out])
-                  : staging >= 0 ? static_cast<void*>(registers[staging])
+      void* dst = op.out >= 0    ? static_cast<void*>(reg(op.out))
+                  : staging >= 0 ? static_cast<void*>(reg(staging))
                                  : static_cast<void*>(result + (t - first) * result_size);
       if (op.iota) {
         op.iota(op.broadcast, t, dst, len);
-        if (op.out >= 0) view[op.out] = registers[op.out];
+        if (op.out >= 0) view[op.out] = reg(op.out);
         continue;
       }
       if (!op.fn) {
@@ -655,7 +655,7 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
           continue;
         }
         BroadcastTile(row, op.broadcast, t, static_cast<uint32_t*>(dst), len);
-        if (op.out >= 0) view[op.out] = registers[op.out];
+        if (op.out >= 0) view[op.out] = reg(op.out);
         continue;
       }
       scalar_tiles = 0;
@@ -666,10 +666,10 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
                       : op.scalars & 4 ? scalar(op.c)
                                        : source(op.c);
       op.fn(a, b, c, dst, len);
-      if (op.out >= 0) view[op.out] = registers[op.out];
+      if (op.out >= 0) view[op.out] = reg(op.out);
     }
     if (staging >= 0) {
-      StreamTile(reinterpret_cast<const float*>(registers[staging]),
+      StreamTile(reinterpret_cast<const float*>(reg(staging)),
                  reinterpret_cast<float*>(result + (t - first) * result_size), len);
     }
   }
@@ -754,6 +754,9 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and
   // splatted, see RunInto), and the root's.
   loop->result_size = hlo::Info(members.back()->shape.element_type()).byte_size;
+  const bool eight_bytes = std::any_of(members.begin(), members.end(), IsEightBytes) ||
+                           std::any_of(inputs.begin(), inputs.end(), IsEightBytes);
+  loop->register_bytes = eight_bytes ? 8 : 4;
   loop->elements = members.back()->shape.ElementCount();
   for (const Instruction* i : inputs) {
     loop->input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
