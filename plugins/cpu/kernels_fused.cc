@@ -208,9 +208,10 @@ InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
 }
 
 // Which operand of member `m` (0 or 1) is a splatted constant of the group
-// that its tile function reads as one scalar, or -1. Only f32, s32 and u32 binary ops
-// take one, and one operand at most (the second, when both could be):
-// a constant in an add or a multiply then costs no pass to fill a tile.
+// that its tile function reads as one scalar, or -1. Only f32, s32 and u32
+// binary ops take one, and one operand at most (the second, when both
+// could be): a constant in an add, a multiply or a shift then costs no
+// pass to fill a tile.
 int ScalarOperand(const Instruction& m, const InstructionMap& members) {
   const hlo::ElementType t = m.shape.element_type();
   const bool takes_scalar = (IsF32(&m) && VisitFloatBinary(m.opcode, [](auto) {})) ||

@@ -1,10 +1,12 @@
 // The fused loop kernel: a group of loop ops (fusion_planner.h) run tile by
 // tile. Each tile of up to kFusedTile elements goes through the group's ops
-// in order, intermediate values (f32, s32 or pred) living in a few tile-sized
-// registers on the stack (in L1) instead of in memory; only the root's
-// value is stored. Every op computes exactly what its one-op kernel does
-// (the float functions are the same objects, float_functions.h; compare,
-// select, clamp and the logical ops are exact), so fusion changes no result.
+// in order, intermediate values (f32, bf16 held as f32, integers of 8 to
+// 64 bits, pred) living in a few tile-sized registers on the stack (in L1)
+// instead of in memory; only the root's value is stored. Every op computes
+// exactly what its one-op kernel does (the float and integer functions are
+// the same objects, float_functions.h and int_functions.h; compare,
+// select, clamp, iota and the logical ops are exact), so fusion changes no
+// result.
 #pragma once
 
 #include <memory>
