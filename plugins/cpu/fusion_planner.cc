@@ -36,15 +36,11 @@ bool IsScalarSplat(const Instruction& i) {
 
 std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
   if (IsScalarSplat(i)) return BroadcastRun{1, 1};
-  // A bf16 scalar: filled widened to f32, as the loop holds bf16 values.
-  if (i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, ElementType::kBF16) && i.operands.size() == 1 &&
-      IsArrayOf(i.operands[0]->shape, ElementType::kBF16) && i.operands[0]->shape.rank() == 0) {
-    return BroadcastRun{1, 1};
-  }
-  // A pred scalar: a byte filled into every element (JAX compares a value's
-  // sign with its divisor's, a constant, in `%`); an s64 or u64 scalar
+  // A bf16 scalar (filled widened to f32, as the loop holds bf16 values), a
+  // pred scalar (a byte filled into every element: JAX compares a value's
+  // sign with its divisor's, a constant, in `%`), an s64 or u64 scalar
   // (JAX's threefry counts elements in u64).
-  for (ElementType t : {ElementType::kPred, ElementType::kS64, ElementType::kU64}) {
+  for (ElementType t : {ElementType::kBF16, ElementType::kPred, ElementType::kS64, ElementType::kU64}) {
     if (i.opcode == Opcode::kBroadcast && IsArrayOf(i.shape, t) && i.operands.size() == 1 &&
         IsArrayOf(i.operands[0]->shape, t) && i.operands[0]->shape.rank() == 0) {
       return BroadcastRun{1, 1};
@@ -141,7 +137,7 @@ bool IsLoopOp(const Instruction& i) {
   auto any = [](auto) {};
   const size_t n = i.operands.size();
   // 8- and 16-bit integers: quantised values, converted from and to the
-  // loop's types (NarrowInt).
+  // loop's types.
   auto narrow_int = [](ElementType t) {
     return t == ElementType::kS8 || t == ElementType::kU8 || t == ElementType::kS16 || t == ElementType::kU16;
   };
@@ -152,8 +148,8 @@ bool IsLoopOp(const Instruction& i) {
     if (i.opcode == Opcode::kConvert) {
       return n == 1 && (SameDims(i, 0, kPred) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32) ||
                         SameDims(i, 0, kS64) || SameDims(i, 0, kU64) || (to == kF32 && SameDims(i, 0, kBF16)) ||
-                        (i.operands[0]->shape.IsArray() && narrow_int(i.operands[0]->shape.element_type()) &&
-                         i.operands[0]->shape.dims() == i.shape.dims()));
+                        (narrow_int(i.operands[0]->shape.element_type()) &&
+                         SameDims(i, 0, i.operands[0]->shape.element_type())));
     }
     return i.opcode == Opcode::kBitcastConvert && n == 1 &&
            (SameDims(i, 0, kF32) || SameDims(i, 0, kS32) || SameDims(i, 0, kU32)) &&
@@ -179,8 +175,8 @@ bool IsLoopOp(const Instruction& i) {
     // vector instruction divides integers, but in the loop they save a
     // pass over memory each): what random bit generators (JAX's threefry)
     // and index arithmetic compute; and converts from f32, saturating. s64
-    // and u64 (eight bytes an element: their loops run on half tiles) for
-    // the element counts JAX's threefry splits into u32 halves.
+    // and u64 (eight bytes an element in the loop's registers) for the
+    // element counts JAX's threefry splits into u32 halves.
     const ElementType t = i.shape.element_type();
     if (converts(t) || (i.opcode == Opcode::kConvert && n == 1 && SameDims(i, 0, kF32))) return true;
     if (i.opcode == Opcode::kSelect) return n == 3 && SameDims(i, 0, kPred) && SameDims(i, 1, t) && SameDims(i, 2, t);

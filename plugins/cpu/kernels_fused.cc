@@ -725,11 +725,12 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     }
     const int scalar = ScalarOperand(m, member_map);
     op.scalars = scalar < 0 ? 0 : 1 << scalar;
-    op.fn = TileFunction(m, op.scalars);
     if (const std::optional<int_fn::ConstantDivisor> divisor = ConstantDivisorOf(m)) {
       op.fn = ByConstantTileFunction(m);
       op.divisor = static_cast<int>(loop->divisors.size());
       loop->divisors.push_back(*divisor);
+    } else {
+      op.fn = TileFunction(m, op.scalars);
     }
     if (!op.fn) return nullptr;
     op.member = &m;
