@@ -8,6 +8,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/constant_folding.h"
+#include "hlo/cse.h"
 #include "hlo/verifier.h"
 
 namespace anvil::hlo {
@@ -253,6 +254,7 @@ Status Canonicalize(Module& module) {
   for (int round = 0; round < 8 && FoldConstants(module) > 0; ++round) {
   }
   BroadcastLargeSplats(module);
+  EliminateCommonSubexpressions(module);
   RemoveDeadCode(module);
   // Inlined calls leave attributes naming their computations (`to_apply`) on
   // nothing: every remaining reference must still resolve.

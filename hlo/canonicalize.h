@@ -1,6 +1,6 @@
 // Passes that bring a verified module to the canonical form core hands to
-// plugins: calls and fusions inlined, tuple parameters flattened, constants folded, dead
-// code and unreachable computations dropped.
+// plugins: calls and fusions inlined, tuple parameters flattened, constants folded,
+// common subexpressions merged, dead code and unreachable computations dropped.
 #pragma once
 
 #include "hlo/ir.h"
@@ -26,7 +26,7 @@ Status FlattenTupleParameters(Module& module);
 int BroadcastLargeSplats(Module& module);
 
 // InlineCalls, FlattenTupleParameters, FoldConstants, BroadcastLargeSplats,
-// RemoveDeadCode, then Verify.
+// EliminateCommonSubexpressions (hlo/cse.h), RemoveDeadCode, then Verify.
 Status Canonicalize(Module& module);
 
 }  // namespace anvil::hlo
