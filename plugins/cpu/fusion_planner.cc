@@ -227,20 +227,33 @@ bool IsLoopOp(const Instruction& i) {
   return false;
 }
 
-bool RowReduceInBlocks(const Instruction& i) {
-  if (i.opcode != Opcode::kReduce || i.operands.size() != 2 || i.called_computations.size() != 1) return false;
+namespace {
+
+// The dimensions an f32 reduce by add, multiply, maximum or minimum of one
+// row-major operand reduces, or nothing for any other reduce.
+std::optional<std::vector<int64_t>> BlockReducedDims(const Instruction& i) {
+  if (i.opcode != Opcode::kReduce || i.operands.size() != 2 || i.called_computations.size() != 1) return std::nullopt;
   const hlo::Shape& in = i.operands[0]->shape;
   if (!IsArrayOf(i.shape, ElementType::kF32) || !IsArrayOf(in, ElementType::kF32) || !in.HasDefaultLayout() ||
       !i.shape.HasDefaultLayout() || !IsArrayOf(i.operands[1]->shape, ElementType::kF32) ||
-      i.operands[1]->shape.rank() != 0) {
-    return false;
+      i.operands[1]->shape.rank() != 0 || in.ElementCount() == 0) {
+    return std::nullopt;
   }
   const std::optional<Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
   if (!op || (*op != Opcode::kAdd && *op != Opcode::kMultiply && *op != Opcode::kMaximum && *op != Opcode::kMinimum)) {
-    return false;
+    return std::nullopt;
   }
   auto dims = hlo::IntListAttribute(i, "dimensions");
-  if (!dims.ok() || dims->empty()) return false;
+  if (!dims.ok() || dims->empty()) return std::nullopt;
+  return std::move(dims).value();
+}
+
+}  // namespace
+
+bool RowReduceInBlocks(const Instruction& i) {
+  const auto dims = BlockReducedDims(i);
+  if (!dims) return false;
+  const hlo::Shape& in = i.operands[0]->shape;
   // The reduced dimensions are the last ones, in order.
   const int64_t first = in.rank() - static_cast<int64_t>(dims->size());
   int64_t row = 1;
@@ -248,7 +261,19 @@ bool RowReduceInBlocks(const Instruction& i) {
     if ((*dims)[k] != first + static_cast<int64_t>(k)) return false;
     row *= in.dims()[(*dims)[k]];
   }
-  return row >= 1 && row <= kMaxBlockedRow && in.ElementCount() > 0;
+  return row >= 1 && row <= kMaxBlockedRow;
+}
+
+bool ColumnReduceInBlocks(const Instruction& i) {
+  const auto dims = BlockReducedDims(i);
+  if (!dims) return false;
+  // The reduced dimensions are the first ones, in order, and some are kept.
+  const hlo::Shape& in = i.operands[0]->shape;
+  if (static_cast<int64_t>(dims->size()) >= in.rank()) return false;
+  for (size_t k = 0; k < dims->size(); ++k) {
+    if ((*dims)[k] != static_cast<int64_t>(k)) return false;
+  }
+  return i.shape.ElementCount() >= kMinColumnsPerThread * Parallel::Threads();
 }
 
 FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
@@ -433,13 +458,13 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     }
     plan.groups.push_back(std::move(group));
   }
-  // A reduce of rows computes a loop op operand (and that op's group) block
-  // by block, instead of reading it stored: one that it alone reads, or one
+  // A reduce of rows or of columns computes a loop op operand (and that op's
+  // group) block by block, instead of reading it stored: one that it alone reads, or one
   // that is also read, but only after the reduce, which the reduce then
   // stores as it computes it (root_stored).
   plan.reduce_group.assign(n, -1);
   for (size_t k = 0; k < n; ++k) {
-    if (!RowReduceInBlocks(*instructions[k])) continue;
+    if (!RowReduceInBlocks(*instructions[k]) && !ColumnReduceInBlocks(*instructions[k])) continue;
     const int o = operand_list[operand_begin[k]];
     if (stored[o] || !loop_op[o] || recomputed[o] || operand_list[operand_begin[k] + 1] == o) continue;
     // Read by the reduce alone, or by others too, all after it: the

@@ -8,7 +8,8 @@
 // count, and which is not an output, is computed inside its user's loop,
 // tile by tile, instead of being stored and read back; so is a loop op all
 // of whose users are in one group (the group is then a DAG, the value kept
-// in a register). A reduce of rows (RowReduceInBlocks) computes a loop op
+// in a register). A reduce of rows or columns (RowReduceInBlocks,
+// ColumnReduceInBlocks) computes a loop op
 // it reads, with that op's group, block by block of rows as it reduces
 // them, when nothing else reads it or everything else reads it after the
 // reduce: the group is then the reduce's, and its root is stored only in
@@ -96,6 +97,14 @@ bool SharesOperandMemory(const hlo::Instruction& i);
 // dimensions, at most kMaxBlockedRow elements to a row.
 inline constexpr int64_t kMaxBlockedRow = int64_t{1} << 14;
 bool RowReduceInBlocks(const hlo::Instruction& i);
+
+// Whether `i` reduces the columns of an f32 array in blocks of rows: the
+// same reduces over the outermost dimensions instead (softmax or mean over
+// axis 0, a bias or batch-norm gradient), with at least kMinColumnsPerThread
+// kept elements per thread, so that the fused kernel, which gives each
+// thread its own columns, keeps every thread busy.
+inline constexpr int64_t kMinColumnsPerThread = 64;
+bool ColumnReduceInBlocks(const hlo::Instruction& i);
 
 // The groups of `computation`; `outputs` are the instructions whose values
 // leave it (the root's leaves), which are always stored.

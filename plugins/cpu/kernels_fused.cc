@@ -564,10 +564,17 @@ class TiledLoop final : public FusedLoop {
  public:
   // Elements [lo, hi) of the root, element t stored at result + (t - first)
   // elements; `staging`: the register the root computes into before it
-  // streams past the caches, or -1 to store it as it is computed.
-  void RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging) const;
+  // streams past the caches, or -1 to store it as it is computed. Then, for
+  // each further row r < rows, the same range `stride` elements on, stored
+  // `out_stride` elements on.
+  void RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging,
+               int64_t rows = 1, int64_t stride = 0, int64_t out_stride = 0) const;
   void Run(const Frame& frame, int64_t begin, int64_t end, void* out) const override {
     RunInto(frame, begin, end, static_cast<char*>(out), begin, -1);
+  }
+  void RunRows(const Frame& frame, int64_t first, int64_t count, int64_t rows, int64_t stride, void* out,
+               int64_t out_stride) const override {
+    RunInto(frame, first, first + count, static_cast<char*>(out), first, -1, rows, stride, out_stride);
   }
 
   std::vector<FusedOp> ops;
@@ -593,7 +600,8 @@ class TiledLoop final : public FusedLoop {
   }
 };
 
-void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result, int64_t first, int staging) const {
+void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char* row_result, int64_t row_first,
+                        int staging, int64_t rows, int64_t stride, int64_t out_stride) const {
   std::vector<const char*> inputs(input_slots.size());
   for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<const char*>(frame.At(input_slots[k]));
   // Room for eight bytes an element (s64 and u64 values); a loop without
@@ -609,69 +617,73 @@ void TiledLoop::RunInto(const Frame& frame, int64_t lo, int64_t hi, char* result
   // itself, or the part of a row a broadcast op viewed for this tile.
   const void* view[kMaxFusedRegisters];
   for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = reg(r);
-  for (int64_t t = lo; t < hi; t += kFusedTile) {
-    const int64_t len = std::min(kFusedTile, hi - t);
-    int scalar_tiles = 0;
-    // An operand read as one scalar: a register's first element, or the
-    // input's (a splat's rank-0 operand).
-    auto scalar = [&](int r) -> const void* { return r >= 0 ? view[r] : inputs[-1 - r]; };
-    auto source = [&](int r) -> const void* {
-      if (r >= 0) return view[r];
-      const int k = -1 - r;
-      if (!input_scalar[k]) return inputs[k] + t * input_size[k];
-      float* tile = scalars[scalar_tiles++ % 2];
-      std::fill_n(tile, len, *reinterpret_cast<const float*>(inputs[k]));
-      return tile;
-    };
-    // The next tile's input lines, requested a share before each op so
-    // that memory works while the ops compute: otherwise the pass that
-    // reads the inputs waits on memory alone, and the passes of tanh or
-    // exp leave it idle (the elementwise chain: 24.5 -> 19 ms). Into L1
-    // (prefetcht0, 20% faster than into L2 here): a tile's inputs are
-    // 4 KB each, and its first op reads them all.
-    const int64_t next = t + kFusedTile, next_len = std::min(kFusedTile, hi - next);
-    int op_index = 0;
-    for (const FusedOp& op : ops) {
-      if (next_len == kFusedTile) {
-        PrefetchShare(inputs, streamed_inputs, input_size, next, share_edges[op_index], share_edges[op_index + 1]);
-      } else if (next_len > 0) {
-        const int64_t shares = static_cast<int64_t>(ops.size());
-        PrefetchShare(inputs, streamed_inputs, input_size, next, next_len * op_index / shares,
-                      next_len * (op_index + 1) / shares);
-      }
-      ++op_index;
-      void* dst = op.out >= 0    ? static_cast<void*>(reg(op.out))
-                  : staging >= 0 ? static_cast<void*>(reg(staging))
-                                 : static_cast<void*>(result + (t - first) * result_size);
-      if (op.iota) {
-        op.iota(op.broadcast, t, dst, len);
-        if (op.out >= 0) view[op.out] = reg(op.out);
-        continue;
-      }
-      if (!op.fn) {
-        const uint32_t* row = reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]);
-        const int64_t at = t % op.broadcast.size;
-        if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
-          view[op.out] = row + at;  // the tile lies in one run of the row
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t lo = row_lo + row * stride, hi = row_hi + row * stride, first = row_first + row * stride;
+    char* const result = row_result + row * out_stride * result_size;
+    for (int64_t t = lo; t < hi; t += kFusedTile) {
+      const int64_t len = std::min(kFusedTile, hi - t);
+      int scalar_tiles = 0;
+      // An operand read as one scalar: a register's first element, or the
+      // input's (a splat's rank-0 operand).
+      auto scalar = [&](int r) -> const void* { return r >= 0 ? view[r] : inputs[-1 - r]; };
+      auto source = [&](int r) -> const void* {
+        if (r >= 0) return view[r];
+        const int k = -1 - r;
+        if (!input_scalar[k]) return inputs[k] + t * input_size[k];
+        float* tile = scalars[scalar_tiles++ % 2];
+        std::fill_n(tile, len, *reinterpret_cast<const float*>(inputs[k]));
+        return tile;
+      };
+      // The next tile's input lines, requested a share before each op so
+      // that memory works while the ops compute: otherwise the pass that
+      // reads the inputs waits on memory alone, and the passes of tanh or
+      // exp leave it idle (the elementwise chain: 24.5 -> 19 ms). Into L1
+      // (prefetcht0, 20% faster than into L2 here): a tile's inputs are
+      // 4 KB each, and its first op reads them all.
+      const int64_t next = t + kFusedTile, next_len = std::min(kFusedTile, hi - next);
+      int op_index = 0;
+      for (const FusedOp& op : ops) {
+        if (next_len == kFusedTile) {
+          PrefetchShare(inputs, streamed_inputs, input_size, next, share_edges[op_index], share_edges[op_index + 1]);
+        } else if (next_len > 0) {
+          const int64_t shares = static_cast<int64_t>(ops.size());
+          PrefetchShare(inputs, streamed_inputs, input_size, next, next_len * op_index / shares,
+                        next_len * (op_index + 1) / shares);
+        }
+        ++op_index;
+        void* dst = op.out >= 0    ? static_cast<void*>(reg(op.out))
+                    : staging >= 0 ? static_cast<void*>(reg(staging))
+                                   : static_cast<void*>(result + (t - first) * result_size);
+        if (op.iota) {
+          op.iota(op.broadcast, t, dst, len);
+          if (op.out >= 0) view[op.out] = reg(op.out);
           continue;
         }
-        BroadcastTile(row, op.broadcast, t, static_cast<uint32_t*>(dst), len);
+        if (!op.fn) {
+          const uint32_t* row = reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]);
+          const int64_t at = t % op.broadcast.size;
+          if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
+            view[op.out] = row + at;  // the tile lies in one run of the row
+            continue;
+          }
+          BroadcastTile(row, op.broadcast, t, static_cast<uint32_t*>(dst), len);
+          if (op.out >= 0) view[op.out] = reg(op.out);
+          continue;
+        }
+        scalar_tiles = 0;
+        const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
+        const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
+        const void* c = op.divisor >= 0 ? &divisors[static_cast<size_t>(op.divisor)]
+                        : !op.has_c     ? nullptr
+                        : op.scalars & 4 ? scalar(op.c)
+                                         : source(op.c);
+        op.fn(a, b, c, dst, len);
         if (op.out >= 0) view[op.out] = reg(op.out);
-        continue;
       }
-      scalar_tiles = 0;
-      const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
-      const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
-      const void* c = op.divisor >= 0 ? &divisors[static_cast<size_t>(op.divisor)]
-                      : !op.has_c     ? nullptr
-                      : op.scalars & 4 ? scalar(op.c)
-                                       : source(op.c);
-      op.fn(a, b, c, dst, len);
-      if (op.out >= 0) view[op.out] = reg(op.out);
-    }
-    if (staging >= 0) {
-      StreamTile(reinterpret_cast<const float*>(reg(staging)),
-                 reinterpret_cast<float*>(result + (t - first) * result_size), len);
+      if (staging >= 0) {
+        StreamTile(reinterpret_cast<const float*>(reg(staging)),
+                   reinterpret_cast<float*>(result + (t - first) * result_size), len);
+      }
     }
   }
   if (staging >= 0) FenceStreamedStores();

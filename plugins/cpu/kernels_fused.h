@@ -45,6 +45,11 @@ class FusedLoop {
   virtual ~FusedLoop() = default;
   // Elements [begin, end) of the root's value into out[0, end - begin).
   virtual void Run(const Frame& frame, int64_t begin, int64_t end, void* out) const = 0;
+  // For each r < rows, elements [first + r * stride, first + r * stride +
+  // count) into out[r * out_stride, r * out_stride + count): a block of
+  // columns of `rows` rows, in one call.
+  virtual void RunRows(const Frame& frame, int64_t first, int64_t count, int64_t rows, int64_t stride, void* out,
+                       int64_t out_stride) const = 0;
 };
 
 // A reduce of rows (fusion_planner.h's RowReduceInBlocks) whose operand is
@@ -55,6 +60,14 @@ class FusedLoop {
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
                             const Slot& init, const Slot& out, std::optional<Slot> root_out = std::nullopt);
+
+// A reduce of columns (fusion_planner.h's ColumnReduceInBlocks) whose
+// operand is the root of `members`, computed block by block of rows within
+// each thread's columns as the reduce reads it; as FusedRowReduceKernel.
+Kernel FusedColumnReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
+                               const std::vector<const hlo::Instruction*>& inputs,
+                               const std::vector<Slot>& input_slots, const Slot& init, const Slot& out,
+                               std::optional<Slot> root_out = std::nullopt);
 
 // A step's work on rows [r0, r1) of a row chain (row_chains.h), `row`
 // elements to each of its rows: a group's loop (`stream`: its result may

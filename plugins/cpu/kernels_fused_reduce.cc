@@ -8,12 +8,24 @@
 // Each output so combines the same values in the same order as a reduce of
 // the stored operand would; the operand's trip to memory and back is gone
 // (or, when it is stored, the second read of it).
+//
+// A reduce of columns (ColumnReduceInBlocks: softmax over axis 0, a bias
+// gradient) does the same within each thread's block of columns, as the
+// reduce kernel's column path divides them: it computes a few rows of its
+// columns at a time into a buffer of its own, or into the stored operand,
+// and adds them to the columns' accumulators row after row (f32 sums in
+// double, kernels_reduce.cc), so each output again takes its terms in the
+// order the unfused reduce would.
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #include "hlo/patterns.h"
+#include "plugins/cpu/column_sums.h"
+#include "plugins/cpu/combine_run.h"
 #include "plugins/cpu/fusion_planner.h"
 #include "plugins/cpu/kernels_fused.h"
+#include "plugins/cpu/reducers.h"
 #include "plugins/cpu/row_sums.h"
 
 namespace anvil::cpu {
@@ -92,6 +104,87 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
       }
     });
   };
+}
+
+namespace {
+
+// The widest block of columns one thread reduces (as kernels_reduce.cc's
+// kColumnBlock: its accumulators stay in L1), and about how many elements
+// of them a block of rows computes at once (in L2 beside the loop's tiles).
+constexpr int64_t kColumnBlock = 512;
+constexpr int64_t kColumnBlockElements = int64_t{1} << 13;
+
+// Adds rows [0, rows) of `values` (`stride` apart, `count` columns each) to
+// `acc`, one row after another.
+template <typename Acc, typename Combine>
+void CombineRows(Isa isa, const float* values, int64_t rows, int64_t stride, int64_t count, Acc* acc,
+                 Combine combine) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if constexpr (std::is_same_v<Acc, double>) {
+      AddRowToColumnSums(values + r * stride, count, acc);  // column_sums.h
+    } else {
+      CombineRun(isa, acc, values + r * stride, count, 1, combine);  // combine_run.h
+    }
+  }
+}
+
+template <typename Acc, typename Combine>
+Kernel ColumnReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, int64_t columns, const Slot& init,
+                    const Slot& out, std::optional<Slot> root_out, Combine combine) {
+  // Column blocks of equal width, a multiple of 16, at least one per thread.
+  const int64_t blocks = std::max((columns + kColumnBlock - 1) / kColumnBlock,
+                                  std::min<int64_t>(Parallel::Threads(), (columns + 63) / 64));
+  const int64_t width = ((columns + blocks - 1) / blocks + 15) / 16 * 16;
+  const int64_t units = (columns + width - 1) / width;
+  const int64_t block_rows = std::max<int64_t>(1, kColumnBlockElements / width);
+  return [=](const Frame& frame) {
+    const Acc start = static_cast<Acc>(*static_cast<const float*>(frame.At(init)));
+    float* y = static_cast<float*>(frame.At(out));
+    float* stored = root_out ? static_cast<float*>(frame.At(*root_out)) : nullptr;
+    const Isa isa = HostIsa();
+    frame.parallel->For(units, 1, [&](int64_t lo, int64_t hi) {
+      const std::unique_ptr<float[]> buffer(stored ? nullptr : new float[block_rows * width]);
+      Acc acc[kColumnBlock];
+      for (int64_t u = lo; u < hi; ++u) {
+        const int64_t first = u * width, count = std::min(width, columns - first);
+        std::fill(acc, acc + count, start);
+        for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+          const int64_t n = std::min(block_rows, rows - r0);
+          // A stored root is computed straight into its memory and read
+          // back from there while it is still in cache.
+          float* values = stored ? stored + r0 * columns + first : buffer.get();
+          const int64_t stride = stored ? columns : count;
+          loop->RunRows(frame, r0 * columns + first, count, n, columns, values, stride);
+          CombineRows(isa, values, n, stride, count, acc, combine);
+        }
+        for (int64_t j = 0; j < count; ++j) y[first + j] = static_cast<float>(acc[j]);
+      }
+    });
+  };
+}
+
+}  // namespace
+
+Kernel FusedColumnReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
+                               const std::vector<const hlo::Instruction*>& inputs,
+                               const std::vector<Slot>& input_slots, const Slot& init, const Slot& out,
+                               std::optional<Slot> root_out) {
+  if (!ColumnReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
+  const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
+  std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
+  if (!op || !loop) return nullptr;
+  const int64_t columns = reduce.shape.ElementCount();
+  const int64_t rows = reduce.operands[0]->shape.ElementCount() / columns;
+  // As the reduce kernel's: f32 sums carry a double and round once; the
+  // other reducers combine in f32 (kernels_reduce.cc's ReduceOf).
+  if (*op == hlo::Opcode::kAdd) {
+    return ColumnReduce<double>(loop, rows, columns, init, out, root_out, [](double a, double b) { return a + b; });
+  }
+  Kernel kernel;
+  reducer::Visit<float>(*op, [&](auto combine) {
+    kernel = ColumnReduce<float>(loop, rows, columns, init, out, root_out, combine);
+  });
+  return kernel;
 }
 
 RowRunner FusedRowReduceRows(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,

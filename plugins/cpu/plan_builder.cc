@@ -613,9 +613,16 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       for (const Instruction* o : group.inputs) in.push_back(SlotOf(ValueOf(o)));
       std::optional<Slot> root;
       if (reduce && group.root_stored) root = SlotOf(ValueOf(group.members.back()));
-      Kernel kernel = reduce ? FusedRowReduceKernel(i, group.members, group.inputs, in,
-                                                    SlotOf(ValueOf(i.operands[1])), SlotOf(result_value[s]), root)
-                             : FusedElementwiseKernel(group.members, group.inputs, in, SlotOf(result_value[s]));
+      const Slot result = SlotOf(result_value[s]);
+      Kernel kernel;
+      if (!reduce) {
+        kernel = FusedElementwiseKernel(group.members, group.inputs, in, result);
+      } else if (RowReduceInBlocks(i)) {
+        kernel = FusedRowReduceKernel(i, group.members, group.inputs, in, SlotOf(ValueOf(i.operands[1])), result, root);
+      } else {
+        kernel =
+            FusedColumnReduceKernel(i, group.members, group.inputs, in, SlotOf(ValueOf(i.operands[1])), result, root);
+      }
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
       built.typed = true;
       // The profile names the instructions a fused step holds.

@@ -5,6 +5,7 @@
 
 #include "hlo/hlo_parser.h"
 #include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/parallel.h"
 #include "plugins/cpu/row_chains.h"
 
 namespace anvil::cpu {
@@ -335,6 +336,37 @@ TEST(FusionPlanner, OnlyRowReductionsOfF32ByOneSimpleOpReduceInBlocks) {
   EXPECT_TRUE(RowReduceInBlocks(*instructions[IndexOf(p, "rows")]));
   EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "middle")]));
   EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "ints")]));
+}
+
+TEST(FusionPlanner, AColumnReduceComputesTheLoopItReadsWhenEachThreadHasColumns) {
+  // Softmax over axis 0: the exponentials are summed by columns as they
+  // are computed, and stored by that step for the divide. A column reduce
+  // with fewer columns than kMinColumnsPerThread per thread reads what a
+  // loop of its own stores, as does one over a middle dimension.
+  const std::string wide = std::to_string(kMinColumnsPerThread * Parallel::Threads());
+  const std::string narrow = std::to_string(kMinColumnsPerThread * Parallel::Threads() - 16);
+  Planned p = Plan(
+      "  x = f32[8," + wide + "] parameter(0)\n  m = f32[" + wide + "] parameter(1)\n  zero = f32[] constant(0)\n"
+      "  mb = f32[8," + wide + "] broadcast(m), dimensions={1}\n  d = f32[8," + wide + "] subtract(x, mb)\n"
+      "  ex = f32[8," + wide + "] exponential(d)\n  s = f32[" + wide + "] reduce(ex, zero), dimensions={0}, to_apply=add\n"
+      "  sb = f32[8," + wide + "] broadcast(s), dimensions={1}\n  soft = f32[8," + wide + "] divide(ex, sb)\n"
+      "  n = f32[8," + narrow + "] parameter(2)\n  t = f32[8," + narrow + "] tanh(n)\n"
+      "  sn = f32[" + narrow + "] reduce(t, zero), dimensions={0}, to_apply=add\n"
+      "  y = f32[4,8," + wide + "] parameter(3)\n  ty = f32[4,8," + wide + "] tanh(y)\n"
+      "  middle = f32[4," + wide + "] reduce(ty, zero), dimensions={1}, to_apply=add\n"
+      "  ROOT r = (f32[8," + wide + "], f32[" + narrow + "], f32[4," + wide + "]) tuple(soft, sn, middle)\n",
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n");
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(ColumnReduceInBlocks(*instructions[IndexOf(p, "s")]));
+  EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "s")]));
+  EXPECT_FALSE(ColumnReduceInBlocks(*instructions[IndexOf(p, "sn")]));
+  EXPECT_FALSE(ColumnReduceInBlocks(*instructions[IndexOf(p, "middle")]));
+  const int g = p.plan.reduce_group[IndexOf(p, "s")];
+  ASSERT_GE(g, 0);
+  EXPECT_TRUE(p.plan.groups[g].root_stored);
+  EXPECT_EQ(p.plan.groups[g].members.back()->name, "ex");
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "sn")], -1);
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "middle")], -1);
 }
 
 TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {
