@@ -20,9 +20,14 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:allo
 
 ANVIL_BUILD_DIR=build-asan BUILD_TYPE=asan bash scripts/build.sh
 ctest --test-dir build-asan --output-on-failure --no-tests=error -j2 -LE slow
+# CI (.ci/run) sets ANVIL_DROP_SANITIZER_TREES=1: a tree whose tests passed
+# is removed before the next is built (ccache keeps its objects), so the
+# disk holds one sanitizer tree at a time.
+if [ "${ANVIL_DROP_SANITIZER_TREES:-0}" = 1 ]; then rm -rf build-asan; fi
 
 ANVIL_BUILD_DIR=build-tsan BUILD_TYPE=tsan bash scripts/build.sh
 # One OpenMP thread under TSan: Debian's libgomp is not built with TSan, so
 # the barriers of oneDNN's OpenMP regions are invisible to it and every
 # region would read as a race.
 OMP_NUM_THREADS=1 ctest --test-dir build-tsan --output-on-failure --no-tests=error -j2 -L 'unit-(core|plugin|pjrt)'
+if [ "${ANVIL_DROP_SANITIZER_TREES:-0}" = 1 ]; then rm -rf build-tsan; fi
