@@ -177,7 +177,7 @@ PackFn PackerFor(ElementType t) {
   }
 }
 
-Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
   const ElementType t = i.shape.element_type();
   if (t != ElementType::kF32 && t != ElementType::kBF16 && t != ElementType::kF16 && !IsByteFloat(t)) return nullptr;
   const hlo::FloatFormat* byte_format = IsByteFloat(t) ? hlo::Info(t).float_format : nullptr;
@@ -212,25 +212,29 @@ Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
   rhs_order.insert(rhs_order.end(), rf.begin(), rf.end());
   auto lhs_packing = std::make_shared<Packing>(MakePacking(l, lhs_order));
   auto rhs_packing = std::make_shared<Packing>(MakePacking(r, rhs_order));
-  const Slot a = in[0], b = in[1], c = out;
+  // The packed operands and a narrow result's f32 sums live in the plan's
+  // temp region (scratch the executable keeps), not in memory allocated,
+  // zeroed and faulted in at every execution: an f16 dot of 512x1024 by
+  // 1024x512 spent a fifth of its time in the kernel's page faults.
+  auto floats = [](int64_t count) { return (count * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64; };
+  const int64_t x_at = 0, y_at = x_at + floats(batch * m * k), z_at = y_at + floats(batch * k * n);
+  temp->bytes = std::max(temp->bytes, z_at + (t == ElementType::kF32 ? 0 : floats(batch * m * n)));
+  const Slot a = in[0], b = in[1], c = out, region = temp->slot;
   return [=](const Frame& frame) {
-    std::vector<float> x(static_cast<size_t>(batch * m * k)), y(static_cast<size_t>(batch * k * n));
+    char* base = static_cast<char*>(frame.At(region));
+    float* x = reinterpret_cast<float*>(base + x_at);
+    float* y = reinterpret_cast<float*>(base + y_at);
     frame.parallel->For(lhs_packing->rows, 64, [&](int64_t lo, int64_t hi) {
-      pack_lhs(frame.At(a), x.data(), *lhs_packing, lo, hi);
+      pack_lhs(frame.At(a), x, *lhs_packing, lo, hi);
     });
     frame.parallel->For(rhs_packing->rows, 64, [&](int64_t lo, int64_t hi) {
-      pack_rhs(frame.At(b), y.data(), *rhs_packing, lo, hi);
+      pack_rhs(frame.At(b), y, *rhs_packing, lo, hi);
     });
-    std::vector<float> widened;
-    float* z = static_cast<float*>(frame.At(c));
-    if (t != ElementType::kF32) {
-      widened.resize(static_cast<size_t>(batch * m * n));
-      z = widened.data();
-    }
+    float* z = t == ElementType::kF32 ? static_cast<float*>(frame.At(c)) : reinterpret_cast<float*>(base + z_at);
     if (k == 0) {
       std::fill(z, z + batch * m * n, 0.0f);
     } else if (m > 0 && n > 0) {
-      SplitSgemm(*frame.parallel, 'N', 'N', batch, m, n, k, x.data(), k, y.data(), n, z);
+      SplitSgemm(*frame.parallel, 'N', 'N', batch, m, n, k, x, k, y, n, z);
     }
     if (t == ElementType::kF32) return;
     frame.parallel->For(batch * m * n, 1 << 15, [&](int64_t lo, int64_t hi) {
@@ -404,10 +408,10 @@ Kernel DirectDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
 
 }  // namespace
 
-Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
+Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp) {
   if (i.operands.size() != 2 || in.size() != 2) return nullptr;
   if (Kernel direct = DirectDotKernel(i, in, out)) return direct;
-  if (Kernel packed = PackedDotKernel(i, in, out)) return packed;
+  if (Kernel packed = PackedDotKernel(i, in, out, temp)) return packed;
   return ExactDotKernel(i, in, out);
 }
 

@@ -192,7 +192,7 @@ Kernel RowReduceKernel(hlo::Opcode op, int64_t rows, int64_t row_length, const S
 Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out,
                         const std::vector<bool>& computed_iotas = {});
 bool LaneReduceComputesIota(const hlo::Instruction& reduce, size_t operand);
-Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+Kernel DotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp);
 Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out, Temp* temp,
                          ConvLayoutBook* layouts);
 // f32 convolutions through oneDNN's forward, backward-data and

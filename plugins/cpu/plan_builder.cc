@@ -711,7 +711,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     Temp temp{temp_region, 0};
     if (!kernel && arrays) {
       Slot out = SlotOf(result_value[s]);
-      if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out);
+      if (i.opcode == Opcode::kDot) kernel = DotKernel(i, in, out, &temp);
       if (!kernel && i.opcode == Opcode::kDot) kernel = ComplexDotKernel(i, in, out);
       if (i.opcode == Opcode::kConvolution) {
         kernel = ConvolutionKernel(i, in, out, &temp, layouts_);
