@@ -185,18 +185,26 @@ Kernel WidenAround(const hlo::Instruction& i, const std::vector<Slot>& in, const
   if (!inner) return nullptr;
   const int64_t lhs_count = i.operands[0]->shape.ElementCount(), rhs_count = i.operands[1]->shape.ElementCount();
   const int64_t out_count = i.shape.ElementCount();
-  const Slot a = in[0], b = in[1], c = out;
+  // The widened operands and f32 result live in the plan's temp region after
+  // the f32 convolution's own temporaries (memory the executable keeps, not
+  // vectors allocated, zeroed and faulted in at every execution).
+  auto floats = [](int64_t count) { return (count * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64; };
+  const int64_t x_at = (temp->bytes + 63) / 64 * 64, y_at = x_at + floats(lhs_count), z_at = y_at + floats(rhs_count);
+  temp->bytes = z_at + floats(out_count);
+  const Slot a = in[0], b = in[1], c = out, region = temp->slot;
   return [=](const Frame& frame) {
     (void)widened;  // owns the shapes `inner` was built from
-    std::vector<float> x(static_cast<size_t>(lhs_count)), y(static_cast<size_t>(rhs_count)),
-        z(static_cast<size_t>(out_count));
-    frame.parallel->For(lhs_count, 1 << 15, [&](int64_t lo, int64_t hi) { WidenToFloat<T>(frame.At(a), x.data(), lo, hi); });
-    frame.parallel->For(rhs_count, 1 << 15, [&](int64_t lo, int64_t hi) { WidenToFloat<T>(frame.At(b), y.data(), lo, hi); });
+    char* base = static_cast<char*>(frame.At(region));
+    float* x = reinterpret_cast<float*>(base + x_at);
+    float* y = reinterpret_cast<float*>(base + y_at);
+    float* z = reinterpret_cast<float*>(base + z_at);
+    frame.parallel->For(lhs_count, 1 << 15, [&](int64_t lo, int64_t hi) { WidenToFloat<T>(frame.At(a), x, lo, hi); });
+    frame.parallel->For(rhs_count, 1 << 15, [&](int64_t lo, int64_t hi) { WidenToFloat<T>(frame.At(b), y, lo, hi); });
     Frame f32_frame = frame;
-    f32_frame.parameters = {x.data(), y.data()};
-    f32_frame.outputs = {z.data()};
+    f32_frame.parameters = {x, y};
+    f32_frame.outputs = {z};
     inner(f32_frame);
-    frame.parallel->For(out_count, 1 << 15, [&](int64_t lo, int64_t hi) { NarrowFromFloat<T>(z.data(), frame.At(c), lo, hi); });
+    frame.parallel->For(out_count, 1 << 15, [&](int64_t lo, int64_t hi) { NarrowFromFloat<T>(z, frame.At(c), lo, hi); });
   };
 }
 
