@@ -458,10 +458,10 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     }
     plan.groups.push_back(std::move(group));
   }
-  // A reduce of rows or of columns computes a loop op operand (and that op's
-  // group) block by block, instead of reading it stored: one that it alone reads, or one
-  // that is also read, but only after the reduce, which the reduce then
-  // stores as it computes it (root_stored).
+  // A reduce of rows or of columns computes a loop op operand (and that
+  // op's group) block by block, instead of reading it stored: one that it
+  // alone reads, or one that is also read, but only after the reduce, which
+  // the reduce then stores as it computes it (root_stored).
   plan.reduce_group.assign(n, -1);
   for (size_t k = 0; k < n; ++k) {
     if (!RowReduceInBlocks(*instructions[k]) && !ColumnReduceInBlocks(*instructions[k])) continue;

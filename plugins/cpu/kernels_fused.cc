@@ -617,9 +617,9 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
   // itself, or the part of a row a broadcast op viewed for this tile.
   const void* view[kMaxFusedRegisters];
   for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = reg(r);
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t lo = row_lo + row * stride, hi = row_hi + row * stride, first = row_first + row * stride;
-    char* const result = row_result + row * out_stride * result_size;
+  for (int64_t range = 0; range < rows; ++range) {
+    const int64_t lo = row_lo + range * stride, hi = row_hi + range * stride, first = row_first + range * stride;
+    char* const result = row_result + range * out_stride * result_size;
     for (int64_t t = lo; t < hi; t += kFusedTile) {
       const int64_t len = std::min(kFusedTile, hi - t);
       int scalar_tiles = 0;
