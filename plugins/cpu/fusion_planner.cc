@@ -85,6 +85,34 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
 
 bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
+std::optional<TransposeRead> FusedTransposeRead(const Instruction& i) {
+  if (i.opcode != Opcode::kTranspose || i.operands.size() != 1 || !i.shape.IsArray()) return std::nullopt;
+  const ElementType t = i.shape.element_type();
+  const hlo::Shape& from = i.operands[0]->shape;
+  const int rank = i.shape.rank();
+  if ((t != ElementType::kF32 && t != ElementType::kS32 && t != ElementType::kU32) || !IsArrayOf(from, t) ||
+      !from.HasDefaultLayout() || !i.shape.HasDefaultLayout() || rank < 2 || rank > kMaxTransposedRank ||
+      from.rank() != rank || i.shape.ElementCount() == 0) {
+    return std::nullopt;
+  }
+  auto perm = hlo::IntListAttribute(i, "dimensions");
+  if (!perm.ok() || perm->size() != static_cast<size_t>(rank)) return std::nullopt;
+  const int64_t last = rank - 1;
+  const bool runs = (*perm)[last] == last;
+  const bool short_runs = (*perm)[last - 1] == last && i.shape.dims()[last] <= kMaxTransposedRun;
+  if (!runs && !short_runs) return std::nullopt;
+  std::vector<int64_t> operand_strides(static_cast<size_t>(rank), 1);
+  for (int64_t d = last - 1; d >= 0; --d) operand_strides[d] = operand_strides[d + 1] * from.dims()[d + 1];
+  TransposeRead read;
+  read.dims = i.shape.dims();
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t p = (*perm)[d];
+    if (p < 0 || p > last || from.dims()[p] != i.shape.dims()[d]) return std::nullopt;
+    read.strides.push_back(operand_strides[p]);
+  }
+  return read;
+}
+
 std::optional<BroadcastRun> FusedIotaRun(const Instruction& i) {
   const ElementType t = i.shape.IsArray() ? i.shape.element_type() : ElementType::kPred;
   if (i.opcode != Opcode::kIota || !i.operands.empty() || !i.shape.IsArray() || i.shape.rank() == 0 ||
@@ -317,7 +345,9 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   for (size_t k = 0; k < n; ++k) {
     const Instruction& i = *instructions[k];
     loop_op[k] = IsLoopOp(i);
-    fused_broadcast[k] = IsFusedBroadcast(i);
+    // A transpose the loops read in place is inlined into its readers as a
+    // fused broadcast is: its operand stays in memory, read out of order.
+    fused_broadcast[k] = IsFusedBroadcast(i) || FusedTransposeRead(i).has_value();
     elements[k] = i.shape.IsArray() ? i.shape.ElementCount() : -1;
   }
   for (const Instruction* o : outputs) stored[index_of(o)] = 1;
@@ -397,9 +427,12 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       // A recomputed user does not count: the other groups that recompute
       // it read `o` too, so `o` must be stored (GELU's erf, where |x| is
       // recomputed by several readers of x).
+      // Nor does a fused broadcast or transpose: it reads its operand from
+      // memory, out of the tile's order, so that operand must be stored.
       const auto u = users(o);
-      return !u.empty() &&
-             std::all_of(u.begin(), u.end(), [&](int user) { return in_group[user] != 0 && !recomputed[user]; });
+      return !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) {
+               return in_group[user] != 0 && !recomputed[user] && !fused_broadcast[user];
+             });
     };
     for (bool grew = true; grew;) {
       grew = false;

@@ -16,8 +16,9 @@
 // the second case, by the reduce's step (FusionGroup::root_stored). A broadcast of an f32 scalar, or of a row-major vector
 // along a run of dimensions (a bias; s32 too), costs next to nothing to recompute,
 // so it is inlined into every loop op that reads it, and stored only if
-// something else reads it too. Each group is run by one kernel rooted at
-// the instruction whose value is stored.
+// something else reads it too; so is a transpose whose tiles read few
+// cache lines of its operand (FusedTransposeRead). Each group is run by
+// one kernel rooted at the instruction whose value is stored.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +78,21 @@ struct BroadcastRun {
 };
 std::optional<BroadcastRun> FusedBroadcastRun(const hlo::Instruction& i);
 bool IsFusedBroadcast(const hlo::Instruction& i);
+// A transpose of four-byte values (f32, s32, u32, row-major) that the loops
+// reading it read in place, as they read a fused broadcast: result element
+// (i_0, ..., i_{r-1}) of `dims` is operand element sum(i_d * strides[d]).
+// Only where a tile of the result reads few cache lines of the operand:
+// the result's last dimension is the operand's last (runs of consecutive
+// elements), or the result's second-to-last is, and the last has at most
+// kMaxTransposedRun elements (JAX's x.transpose(0, 2, 1) of [64,32,1024]:
+// a tile's 1024 elements read 32 runs of 32 rows). Others are stored by the
+// transpose kernel, which moves them in blocks.
+inline constexpr int64_t kMaxTransposedRun = 64;
+inline constexpr int kMaxTransposedRank = 8;
+struct TransposeRead {
+  std::vector<int64_t> dims, strides;
+};
+std::optional<TransposeRead> FusedTransposeRead(const hlo::Instruction& i);
 // An iota the loop computes (s32, u32, s64, u64 or f32, row-major): element
 // e is (e / inner) % size, size its dimension's extent; nullopt otherwise.
 std::optional<BroadcastRun> FusedIotaRun(const hlo::Instruction& i);

@@ -249,8 +249,10 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
     const Instruction* m = members[k];
     const bool root = k + 1 == members.size();
     // A group's broadcasts are all fused ones (the planner collects no
-    // other); an iota, which reads nothing either, is placed as they are.
-    const bool broadcast = m->opcode == Opcode::kBroadcast || m->opcode == Opcode::kIota;
+    // other); an iota, which reads nothing either, and a fused transpose,
+    // which reads an input, are placed as they are.
+    const bool broadcast = m->opcode == Opcode::kBroadcast || m->opcode == Opcode::kIota ||
+                           m->opcode == Opcode::kTranspose;
     if (!root && broadcast) {
       if (!IsScalarSplat(*m) || tiled_reads.Find(m)) waiting.push_back(m);
       continue;
@@ -343,6 +345,7 @@ struct FusedOp {
   const Instruction* member = nullptr;  // what it computes (the second of a pair)
   int divisor = -1;  // an integer division's constant divisor (TiledLoop::divisors), passed as `c`
   IotaFn iota = nullptr;  // an iota along `broadcast`'s run (fn is then nullptr)
+  int transpose = -1;     // a transpose of input `a` (TiledLoop::transposes; fn is then nullptr)
 };
 
 // The divisor of an s32 or u32 divide or remainder that is a broadcast of a
@@ -451,6 +454,41 @@ void Fill(uint32_t value, uint32_t* to, int64_t n) {
   if (HostIsa() == Isa::kAvx2) return FillAvx2(value, to, n);
 #endif
   std::fill_n(to, n, value);
+}
+
+// Elements [t, t + n) of a transpose of `from` (four-byte values) as
+// `read` maps them (fusion_planner.h): the index of t, then runs along the
+// result's last dimension, each a copy or a strided gather, carrying into
+// the dimensions before it.
+void TransposeTile(const uint32_t* from, const TransposeRead& read, int64_t t, uint32_t* to, int64_t n) {
+  const int rank = static_cast<int>(read.dims.size());
+  int64_t index[kMaxTransposedRank];
+  int64_t offset = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    index[d] = t % read.dims[d];
+    t /= read.dims[d];
+    offset += index[d] * read.strides[d];
+  }
+  const int last = rank - 1;
+  const int64_t extent = read.dims[last], stride = read.strides[last];
+  for (int64_t k = 0; k < n;) {
+    const int64_t run = std::min(n - k, extent - index[last]);
+    const uint32_t* p = from + offset;
+    if (stride == 1) {
+      std::memcpy(to + k, p, static_cast<size_t>(run) * sizeof(uint32_t));
+    } else {
+      for (int64_t j = 0; j < run; ++j) to[k + j] = p[j * stride];
+    }
+    k += run;
+    index[last] += run;
+    offset += run * stride;
+    for (int d = last; d > 0 && index[d] == read.dims[d]; --d) {
+      index[d] = 0;
+      offset -= read.dims[d] * read.strides[d];
+      ++index[d - 1];
+      offset += read.strides[d - 1];
+    }
+  }
 }
 
 // Elements [t, t + n) of a broadcast whose element e is from[(e / inner) % size],
@@ -579,6 +617,7 @@ class TiledLoop final : public FusedLoop {
 
   std::vector<FusedOp> ops;
   std::vector<int_fn::ConstantDivisor> divisors;  // FusedOp::divisor
+  std::vector<TransposeRead> transposes;          // FusedOp::transpose
   std::vector<Slot> input_slots;
   std::vector<int64_t> input_size;
   std::vector<bool> input_scalar;
@@ -659,6 +698,12 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
           if (op.out >= 0) view[op.out] = reg(op.out);
           continue;
         }
+        if (op.transpose >= 0) {
+          TransposeTile(reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]),
+                        transposes[static_cast<size_t>(op.transpose)], t, static_cast<uint32_t*>(dst), len);
+          if (op.out >= 0) view[op.out] = reg(op.out);
+          continue;
+        }
         if (!op.fn) {
           const uint32_t* row = reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]);
           const int64_t at = t % op.broadcast.size;
@@ -717,6 +762,14 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
       ops.push_back(op);
       continue;
     }
+    if (auto read = FusedTransposeRead(m)) {
+      op.a = operand(m.operands[0]);
+      if (op.a >= 0) return nullptr;  // the planner stores a transpose's operand: it is read out of order
+      op.transpose = static_cast<int>(loop->transposes.size());
+      loop->transposes.push_back(std::move(*read));
+      ops.push_back(op);
+      continue;
+    }
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
       if (IsBf16(&m) || IsPred(&m) || IsEightBytes(&m)) {  // a bf16 scalar, widened; a pred's byte; 8 bytes
@@ -772,13 +825,20 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
                            std::any_of(inputs.begin(), inputs.end(), IsEightBytes);
   loop->register_bytes = eight_bytes ? 8 : 4;
   loop->elements = members.back()->shape.ElementCount();
+  // An input only transposes read is read out of order: not prefetched.
+  auto read_in_order = [&](const Instruction* input) {
+    return std::any_of(members.begin(), members.end(), [&](const Instruction* m) {
+      return m->opcode != Opcode::kTranspose &&
+             std::find(m->operands.begin(), m->operands.end(), input) != m->operands.end();
+    });
+  };
   for (const Instruction* i : inputs) {
     loop->input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
     // Splatted only where a rank-0 value stands for an array (clamp's
     // bounds). When the whole group is rank 0, every input is read in
     // place: a select's three scalars (one of them pred) are no bounds.
     loop->input_scalar.push_back(i->shape.rank() == 0 && members.back()->shape.rank() > 0);
-    if (i->shape.ElementCount() == loop->elements) {
+    if (i->shape.ElementCount() == loop->elements && read_in_order(i)) {
       loop->streamed_inputs.push_back(static_cast<int>(loop->input_size.size()) - 1);
     }
   }

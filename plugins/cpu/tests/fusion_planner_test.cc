@@ -369,6 +369,31 @@ TEST(FusionPlanner, AColumnReduceComputesTheLoopItReadsWhenEachThreadHasColumns)
   EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "middle")], -1);
 }
 
+TEST(FusionPlanner, TransposesThatReadFewLinesPerTileAreReadInPlaceByTheirLoops) {
+  // t moves the operand's last dimension to second-to-last, with 32 to the
+  // result's last: the add reads it in place. Its operand e, an
+  // exponential, is stored (the transpose reads it out of order), though
+  // the transpose is its only reader. u's last dimension (100) is too long
+  // to read in place, and s swaps leading dimensions (runs of 16).
+  Planned p = Plan(
+      "  x = f32[4,32,16] parameter(0)\n  e = f32[4,32,16] exponential(x)\n"
+      "  t = f32[4,16,32] transpose(e), dimensions={0,2,1}\n  a = f32[4,16,32] add(t, t)\n"
+      "  y = f32[100,16] parameter(1)\n  u = f32[16,100] transpose(y), dimensions={1,0}\n"
+      "  n = f32[16,100] negate(u)\n"
+      "  s = f32[32,4,16] transpose(x), dimensions={1,0,2}\n  m = f32[32,4,16] multiply(s, s)\n"
+      "  ROOT r = (f32[4,16,32], f32[16,100], f32[32,4,16]) tuple(a, n, m)\n");
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(FusedTransposeRead(*instructions[IndexOf(p, "t")]).has_value());
+  EXPECT_FALSE(FusedTransposeRead(*instructions[IndexOf(p, "u")]).has_value());
+  EXPECT_TRUE(FusedTransposeRead(*instructions[IndexOf(p, "s")]).has_value());
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"s m <- x", "t a <- e"}));
+  EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "t")]);
+  EXPECT_EQ(p.plan.group_of[IndexOf(p, "e")], -1);
+  const auto read = FusedTransposeRead(*instructions[IndexOf(p, "t")]);
+  EXPECT_EQ(read->dims, (std::vector<int64_t>{4, 16, 32}));
+  EXPECT_EQ(read->strides, (std::vector<int64_t>{512, 1, 16}));
+}
+
 TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {
   Planned p = Plan(
       "  x = f32[3,5,7] parameter(0)\n  row = f32[7] parameter(1)\n  lead = f32[3] parameter(2)\n"
