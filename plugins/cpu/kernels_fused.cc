@@ -4,6 +4,10 @@
 #include <emmintrin.h>
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 gather intrinsics start from a self-initialised undefined
+// vector, which -Wmaybe-uninitialized reports; no undefined lane is read
+// (as in row_sums.cc).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #endif
 
@@ -456,11 +460,32 @@ void Fill(uint32_t value, uint32_t* to, int64_t n) {
   std::fill_n(to, n, value);
 }
 
+// The first whole sixteens of a strided run, p[j * stride] for j < n,
+// gathered sixteen at a time (a fused transpose's runs: JAX's
+// transpose(0, 2, 1) of [64,32,1024] plus one, 1.45 -> 1.23 ms against
+// scalar loads); returns how many.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) int64_t GatherRunAvx512(const uint32_t* p, int64_t stride, uint32_t* to,
+                                                             int64_t n) {
+  if (stride > INT_MAX / 16) return 0;
+  const __m512i lanes = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                           _mm512_set1_epi32(static_cast<int>(stride)));
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) _mm512_storeu_si512(to + j, _mm512_i32gather_epi32(lanes, p + j * stride, 4));
+  return j;
+}
+#endif
+
 // Elements [t, t + n) of a transpose of `from` (four-byte values) as
 // `read` maps them (fusion_planner.h): the index of t, then runs along the
 // result's last dimension, each a copy or a strided gather, carrying into
 // the dimensions before it.
 void TransposeTile(const uint32_t* from, const TransposeRead& read, int64_t t, uint32_t* to, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const bool gathers = HostIsa() == Isa::kAvx512;
+#else
+  const bool gathers = false;
+#endif
   const int rank = static_cast<int>(read.dims.size());
   int64_t index[kMaxTransposedRank];
   int64_t offset = 0;
@@ -477,7 +502,11 @@ void TransposeTile(const uint32_t* from, const TransposeRead& read, int64_t t, u
     if (stride == 1) {
       std::memcpy(to + k, p, static_cast<size_t>(run) * sizeof(uint32_t));
     } else {
-      for (int64_t j = 0; j < run; ++j) to[k + j] = p[j * stride];
+      int64_t j = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (gathers && run >= 16) j = GatherRunAvx512(p, stride, to + k, run);
+#endif
+      for (; j < run; ++j) to[k + j] = p[j * stride];
     }
     k += run;
     index[last] += run;
