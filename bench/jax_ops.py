@@ -2,7 +2,7 @@
 """jax.jit time per call of single operations and small compositions on
 Anvil against JAX's own CPU backend (XLA), in one process: reductions along
 either axis, normalisations, elementwise math (exact and tanh GELU, erf_inv,
-log1p, silu), bf16 and f16 arithmetic and matmuls, integer arithmetic,
+log1p, silu, elu), bf16 and f16 arithmetic and matmuls, integer arithmetic,
 data movement (transposes, pads, strided slices, gathers, scatters), batched
 matmuls, convolutions (dense, depthwise, 1-D, transposed), pooling, loops,
 sort and top_k, random numbers (threefry normal and dropout), FFT, Cholesky
@@ -56,6 +56,7 @@ def workloads():
         "gelu_erf": (lambda x: jax.nn.gelu(x, approximate=False), [X]),
         "silu": (lambda x: jax.nn.silu(x), [X]),
         "sigmoid": (lambda x: jax.nn.sigmoid(x), [X]),
+        "elu": (lambda x: jax.nn.elu(x), [X]),
         "log1p_pow": (lambda x: jnp.log1p(jnp.abs(x)) ** 1.5, [X]),
         "erf_inv": (lambda x: jax.scipy.special.erfinv(jnp.tanh(x) * 0.99), [X]),
         "bf16_ew": (lambda x: (x.astype(jnp.bfloat16) * 2 + 1).astype(jnp.float32), [X]),

