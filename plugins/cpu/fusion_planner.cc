@@ -424,14 +424,21 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       if (in_group[o] || stored[o] || !loop_op[o] || plan.group_of[o] >= 0 || elements[o] != elements[root]) {
         return false;
       }
-      // A recomputed user does not count: the other groups that recompute
-      // it read `o` too, so `o` must be stored (GELU's erf, where |x| is
-      // recomputed by several readers of x).
-      // Nor does a fused broadcast or transpose: it reads its operand from
-      // memory, out of the tile's order, so that operand must be stored.
+      // A recomputed user counts only when every reader of it is in the
+      // group too: otherwise the other groups that recompute it read `o`
+      // as well, so `o` must be stored (GELU's erf, where |x| is
+      // recomputed by several readers of x). Where all its readers are
+      // here, it is computed here alone (exact GELU's erfc: |x / sqrt 2|
+      // and -(x / sqrt 2)^2, each read by a few ops of the one loop).
+      // Nor does a fused broadcast or transpose count: it reads its operand
+      // from memory, out of the tile's order, so that operand must be stored.
+      auto all_readers_here = [&](int k) {
+        const auto r = users(k);
+        return std::all_of(r.begin(), r.end(), [&](int reader) { return in_group[reader] != 0; });
+      };
       const auto u = users(o);
       return !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) {
-               return in_group[user] != 0 && !recomputed[user] && !fused_broadcast[user];
+               return in_group[user] != 0 && !fused_broadcast[user] && (!recomputed[user] || all_readers_here(user));
              });
     };
     for (bool grew = true; grew;) {

@@ -283,6 +283,25 @@ TEST(FusionPlanner, ACheapValueReadByLoopsIsRecomputedInEachAndNeverStored) {
   EXPECT_FALSE(p.plan.FusedAway(IndexOf(p, "e"), p.module->entry->instructions[IndexOf(p, "e")].get()));
 }
 
+TEST(FusionPlanner, AValueReadThroughARecomputedOpJoinsTheGroupThatHoldsEveryReaderOfThatOp) {
+  // m = |e| is cheap and read twice, so it is recomputed by its readers;
+  // both are in r's group, so no other group reads e through it, and e
+  // (read by m and u, all in the group) is computed in the loop rather
+  // than stored (exact GELU's erfc, whose |x / sqrt 2| is read by a few
+  // ops of one loop).
+  Planned p = Plan(
+      "  a = f32[64] parameter(0)\n  e = f32[64] exponential(a)\n  m = f32[64] abs(e)\n"
+      "  l = f32[64] log(m)\n  t = f32[64] tanh(m)\n  u = f32[64] add(e, l)\n"
+      "  ROOT r = f32[64] add(u, t)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"e m l t u r <- a"}));
+  // Read by a second group too, e is stored: that group recomputes m from it.
+  Planned q = Plan(
+      "  a = f32[64] parameter(0)\n  e = f32[64] exponential(a)\n  m = f32[64] abs(e)\n"
+      "  l = f32[64] log(m)\n  t = f32[64] tanh(m)\n  u = f32[64] add(e, l)\n"
+      "  r = f32[64] add(u, t)\n  w = f32[64] sqrt(m)\n  ROOT o = (f32[64], f32[64]) tuple(r, w)\n");
+  EXPECT_EQ(q.Groups(), (std::vector<std::string>{"m w <- e", "m l t u r <- e"}));
+}
+
 TEST(FusionPlanner, ARowReduceComputesTheLoopItAloneReads) {
   // Layer norm's variance: the squares of x - mean are summed as they are
   // computed (x - mean is recomputed by the normalised result's loop too);
