@@ -15,42 +15,8 @@
 
 namespace anvil::cpu {
 
-// e^x for f32 logistic, computed in double with no call and no
-// branch, so that the loops calling it vectorise. x = n*ln2 + r with
-// |r| <= ln2/2 (n by the round-to-nearest shift of 1.5*2^52, whose low bits
-// then hold n as an integer), e^r by its Taylor polynomial to r^9 (relative
-// error below 2^-36 at the ends, far less near 0), and 2^n built from its
-// exponent bits. Rounded to float it is correctly rounded but in rare
-// near-halfway cases (within an ulp always). x is clamped to [-200, 200],
-// where float results are 0 and infinity anyway; NaN stays NaN.
-inline double ExpForFloat(double x) {
-  x = x < -200.0 ? -200.0 : x;
-  x = x > 200.0 ? 200.0 : x;
-  constexpr double kShift = 0x1.8p52;
-  const double t = x * 1.4426950408889634 + kShift;
-  const double n = t - kShift;
-  const double r = x - n * 0.6931471805599453;
-  double p = 1.0 / 362880;
-  p = p * r + 1.0 / 40320;
-  p = p * r + 1.0 / 5040;
-  p = p * r + 1.0 / 720;
-  p = p * r + 1.0 / 120;
-  p = p * r + 1.0 / 24;
-  p = p * r + 1.0 / 6;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  int64_t t_bits, shift_bits;
-  std::memcpy(&t_bits, &t, sizeof t);
-  std::memcpy(&shift_bits, &kShift, sizeof kShift);
-  const int64_t scale_bits = (t_bits - shift_bits + 1023) << 52;  // n + 1023 > 0 for |x| <= 200
-  double scale;
-  std::memcpy(&scale, &scale_bits, sizeof scale);
-  return p * scale;
-}
-
 // e^x in single precision, with no call and no branch, so that loops
-// calling it vectorise at twice the width of ExpForFloat's. x = n*ln2 + r
+// calling it vectorise at the width of floats. x = n*ln2 + r
 // with |r| <= ln2/2: n by the round-to-nearest shift of 1.5*2^23, r by
 // Cody-Waite with ln2 split in two (the first part has 16 significant bits,
 // so n * part is exact for the n that occur), e^r by its Taylor polynomial
@@ -85,6 +51,19 @@ inline float ExpFloat(float x) {
   std::memcpy(&low_scale, &low_bits, sizeof low_scale);
   std::memcpy(&high_scale, &high_bits, sizeof high_scale);
   return p * low_scale * high_scale;
+}
+
+// The logistic function 1 / (1 + e^-x) in single precision, branch free:
+// with e = e^-|x| in (0, 1] (ExpFloat), 1 / (1 + e) for x >= 0 and
+// e / (1 + e) below, so that neither overflows nor cancels. Within two
+// ulps of the correctly rounded value for every float (checked
+// exhaustively; one in about 17,000 is two ulps off), as tanh is. In
+// double, through an exp in double and a double divide, it was within one
+// ulp but half as wide a vector and over twice the time (a fused loop's
+// logistic: 2.2 ms over 2^21 floats).
+inline float LogisticFloat(float x) {
+  const float e = ExpFloat(-std::fabs(x));
+  return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 
 // tanh of a float in single precision, branch free, from e^2|x| - 1 as
@@ -303,7 +282,7 @@ struct Logistic {
   template <typename T>
   T operator()(T x) const {
     if constexpr (std::is_same_v<T, float>) {
-      return static_cast<float>(1 / (1 + ExpForFloat(-static_cast<double>(x))));
+      return LogisticFloat(x);
     } else {
       return T(1) / (T(1) + std::exp(-x));
     }

@@ -1,9 +1,9 @@
 // The CPU plugin's f32 exp, expm1, tanh, log and log1p (single-precision
-// polynomials) and logistic (from an exp in double), float_functions.h,
-// through the C ABI: exp, expm1, log, log1p and logistic within one ulp, tanh
-// within two, of the value rounded
+// polynomials) and logistic (from the f32 exp), float_functions.h,
+// through the C ABI: exp, expm1, log and log1p within one ulp, tanh and
+// logistic within two, of the value rounded
 // from double over a dense sweep (the exp and tanh polynomials were also
-// checked on every float, as were expm1, log and log1p), and exact on
+// checked on every float, as were expm1, log, log1p and logistic), and exact on
 // the special values (signed zeros, tiny values, saturation, overflow,
 // underflow to zero, infinities, NaN).
 #include <gtest/gtest.h>
@@ -154,9 +154,9 @@ TEST(CpuFloatMath, Expm1IsWithinOneUlpOfTheCorrectlyRoundedValue) {
   ExpectWithinUlps(1, x, RunUnary("exponential-minus-one", x), [](double v) { return std::expm1(v); });
 }
 
-TEST(CpuFloatMath, LogisticIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+TEST(CpuFloatMath, LogisticIsWithinTwoUlpsOfTheCorrectlyRoundedValue) {
   const std::vector<float> x = Sweep(110);
-  ExpectWithinUlps(1, x, RunUnary("logistic", x), &Logistic);
+  ExpectWithinUlps(2, x, RunUnary("logistic", x), &Logistic);
 }
 
 }  // namespace
