@@ -2,7 +2,9 @@
 // plugin's devices.
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "pjrt/entries.h"
 #include "pjrt/errors.h"
@@ -45,6 +47,19 @@ StatusOrError<std::string> ChoosePlugin(const abi::ClientCreateArgs* args) {
   return std::string("cpu");
 }
 
+// The string create option `name`, or nullopt when it is not given.
+StatusOrError<std::optional<std::string>> StringCreateOption(const abi::ClientCreateArgs* args, std::string_view name) {
+  for (size_t i = 0; i < args->num_options; ++i) {
+    const abi::NamedValue& option = args->create_options[i];
+    if (std::string_view(option.name, option.name_size) != name) continue;
+    if (option.type != abi::kString) {
+      return MakeError(abi::kInvalidArgument, "PJRT_Client_Create: option '" + std::string(name) + "' must be a string");
+    }
+    return std::optional<std::string>(std::string(option.string_value, option.value_size));
+  }
+  return std::optional<std::string>();
+}
+
 }  // namespace
 
 Memory::~Memory() {
@@ -62,6 +77,11 @@ Error* Client_Create(abi::ClientCreateArgs* args) {
 
   auto client = std::make_unique<Client>();
   client->anvil_plugin = plugin.value;
+  auto compile_options = StringCreateOption(args, "anvil_compile_options");
+  if (compile_options.error) return compile_options.error;
+  client->compile_options = compile_options.value ? *compile_options.value
+                            : client->anvil_plugin == "cpu" ? "flush_denormals=true"
+                                                            : "";
   anvil_client_options options = {ANVIL_CLIENT_OPTIONS_STRUCT_SIZE, nullptr, /*load_all_plugins=*/0, 0};
   if (Error* e = FromStatus(anvil_client_create(&options, &client->anvil), "PJRT_Client_Create")) return e;
 

@@ -162,6 +162,7 @@ Error* Client_Compile(abi::ClientCompileArgs* args) {
   compile.program_size = args->program->code_size;
   compile.format = format.value.c_str();
   compile.device = device->anvil;
+  compile.options = client->compile_options.c_str();
   if (Error* e = FromStatus(anvil_client_compile(client->anvil, &compile, &program->anvil), kFn)) return e;
   if (Error* e = DescribeOutputs(*program)) return e;
   program->name = ModuleName(program->anvil);

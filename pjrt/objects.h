@@ -82,6 +82,11 @@ struct Device {
 struct Client {
   anvil_client* anvil = nullptr;
   std::string anvil_plugin;      // "cpu"
+  // What anvil_compile_args.options carries for every compile: the
+  // "anvil_compile_options" create option, else, for the CPU plugin,
+  // flush_denormals=true, since XLA's CPU client (which JAX's users
+  // know) runs every execution with denormals flushed to zero.
+  std::string compile_options;
   std::string platform_version;  // "anvil 0.1.0 (plugin cpu ...)"
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<Device*> device_list;

@@ -23,6 +23,8 @@
 #include "hlo/transpose_of_dot.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/compile_options.h"
+#include "plugins/cpu/float_mode.h"
 #include "plugins/cpu/serialized_executable.h"
 
 struct anvil_plugin_memory {
@@ -87,6 +89,9 @@ struct Executable {
   // oneDNN's choices for its convolutions, serialised with the module.
   std::unique_ptr<anvil::cpu::ConvLayoutBook> layouts;
   std::unique_ptr<Plan> plan;
+  // The compile options it was built with (compile_options.h), serialised
+  // with the module.
+  anvil::cpu::CompileOptions options;
   // The scratch block of the last execution, kept for the next one: a large
   // plan's scratch (GiBs for a training step) would otherwise be faulted in
   // page by page on every run. Concurrent executions take fresh blocks.
@@ -194,10 +199,12 @@ anvil_plugin_error* CopyToHost(anvil_plugin_context* context, anvil_plugin_memor
 // Plans a parsed module (from the canonical text or from serialised bytes).
 // `layouts`: what a compile recorded (a load from the compile cache), or empty.
 anvil_plugin_error* CompileModule(anvil_plugin_context* context, std::unique_ptr<anvil::hlo::Module> module,
-                                  std::unique_ptr<anvil::cpu::ConvLayoutBook> layouts, anvil_plugin_executable** out) {
+                                  std::unique_ptr<anvil::cpu::ConvLayoutBook> layouts,
+                                  const anvil::cpu::CompileOptions& options, anvil_plugin_executable** out) {
   auto exe = std::make_unique<Executable>();
   exe->module = std::move(module);
   exe->layouts = std::move(layouts);
+  exe->options = options;
   HostSpan span(context->executor, "cpu: plan");
   auto plan = anvil::cpu::BuildPlan(*exe->module, exe->layouts.get(), &context->parallel);
   if (!plan.ok()) return FromStatus(plan.status());
@@ -216,8 +223,10 @@ anvil_plugin_error* CompileModule(anvil_plugin_context* context, std::unique_ptr
   return nullptr;
 }
 
-anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* text, size_t size, const char*,
+anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* text, size_t size, const char* options,
                             anvil_plugin_executable** out) {
+  auto parsed_options = anvil::cpu::ParseCompileOptions(options ? options : "");
+  if (!parsed_options.ok()) return FromStatus(parsed_options.status());
   auto module = [&] {
     HostSpan span(context->executor, "cpu: parse canonical text");
     return anvil::hlo::ParseHloModule(std::string_view(text, size), {"canonical", 1});
@@ -230,7 +239,8 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* t
   const int topks = anvil::hlo::RewriteSortsAsTopK(**module);
   const int dots = anvil::hlo::FoldTransposesOfDots(**module);
   if (topks + dots > 0) anvil::hlo::RemoveDeadCode(**module);
-  return CompileModule(context, std::move(module).value(), std::make_unique<anvil::cpu::ConvLayoutBook>(), out);
+  return CompileModule(context, std::move(module).value(), std::make_unique<anvil::cpu::ConvLayoutBook>(),
+                       *parsed_options, out);
 }
 
 void ExecutableDestroy(anvil_plugin_context*, anvil_plugin_executable* e) { delete reinterpret_cast<Executable*>(e); }
@@ -260,6 +270,9 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
   // reference: [=] would copy the whole Plan into every execution).
   auto run = [exe, context, frame, donations = memory.Start()]() mutable -> anvil_plugin_error* {
     const Plan& plan = *exe->plan;
+    // Every execution sets its mode, so that one thread's mode (a caller
+    // that runs with denormals flushed) never reaches another's results.
+    anvil::cpu::ScopedFloatMode float_mode(exe->options.flush_denormals ? anvil::cpu::kFlushDenormals : 0);
     anvil_plugin_error* error = nullptr;
     const size_t scratch_bytes = Rounded(static_cast<size_t>(plan.scratch_bytes));
     void* scratch = plan.scratch_bytes ? exe->TakeScratch() : nullptr;
@@ -331,7 +344,7 @@ anvil_plugin_error* Execute(anvil_plugin_context* context, anvil_plugin_executab
 // question to oneDNN, and the plan is built again from them.
 anvil_plugin_error* Serialize(anvil_plugin_context*, anvil_plugin_executable* executable, void** out, size_t* size) {
   const auto& exe = *reinterpret_cast<Executable*>(executable);
-  anvil::plugin::GiveSerialized(anvil::cpu::WriteExecutable(*exe.module, *exe.layouts), out, size);
+  anvil::plugin::GiveSerialized(anvil::cpu::WriteExecutable(*exe.module, *exe.layouts, exe.options), out, size);
   return nullptr;
 }
 
@@ -342,7 +355,7 @@ anvil_plugin_error* Deserialize(anvil_plugin_context* context, size_t, const voi
     return anvil::cpu::ReadExecutable(std::string_view(static_cast<const char*>(bytes), size));
   }();
   if (!read.ok()) return FromStatus(read.status());
-  return CompileModule(context, std::move(read->module), std::move(read->layouts), out);
+  return CompileModule(context, std::move(read->module), std::move(read->layouts), read->options, out);
 }
 
 anvil_plugin_api MakeApi() {

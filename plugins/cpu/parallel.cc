@@ -1,5 +1,7 @@
 #include "plugins/cpu/parallel.h"
 
+#include "plugins/cpu/float_mode.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@ inline void CpuRelax() {
 struct Job {
   std::function<void(int64_t, int64_t)> fn;
   int64_t n = 0, chunk = 0, chunks = 0;
+  uint32_t float_mode = 0;  // the caller's (float_mode.h), which helpers take on for its chunks
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
   std::mutex mu;
@@ -86,6 +89,7 @@ void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, i
   auto job = std::make_shared<Job>();
   job->fn = fn;
   job->n = n;
+  job->float_mode = FloatMode();
   job->chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / grain);
   job->chunk = (n + job->chunks - 1) / job->chunks;
   job->chunks = (n + job->chunk - 1) / job->chunk;
@@ -99,6 +103,7 @@ void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, i
           executor_->executor,
           [](void* arg) {
             std::unique_ptr<std::shared_ptr<Job>> owned(static_cast<std::shared_ptr<Job>*>(arg));
+            ScopedFloatMode mode((*owned)->float_mode);
             (*owned)->Work();
           },
           helper.get());

@@ -83,6 +83,11 @@ def initialize() -> None:
     plugin = os.environ.get("ANVIL_PJRT_PLUGIN")
     if plugin:
         options["anvil_plugin"] = plugin
+    # The Anvil plugin's compile options (for the CPU plugin, default
+    # "flush_denormals=true", as XLA's CPU client runs).
+    compile_options = os.environ.get("ANVIL_PJRT_COMPILE_OPTIONS")
+    if compile_options is not None:
+        options["anvil_compile_options"] = compile_options
     xla_bridge.register_plugin(PLATFORM, library_path=library_path(), options=options)
     # JAX lowers donate_argnums to tf.aliasing_output / jax.buffer_donor
     # only for the platforms on this list; Anvil honours both (the plugin

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from conftest import check
+from conftest import anvil_device, check, cpu_device, run_on
 
 R = np.random.RandomState(1)
 F32 = R.uniform(-3, 3, size=(4, 33)).astype(np.float32)
@@ -130,3 +130,15 @@ def test_float64_with_x64(name):
         b = F32B.astype(np.float64)
         got = check(F64[name], a, b, rtol=1e-10 if name in ("matmul", "sum") else None)
         assert np.asarray(got).dtype == np.float64
+
+
+def test_subnormal_results_are_flushed_to_zero_as_on_xla_cpu():
+    # XLA's CPU client flushes denormals; the PJRT plugin compiles for the
+    # CPU plugin with flush_denormals=true so that JAX computes the same.
+    # Large enough that the plugin's helper threads compute part of it.
+    x = np.full((1 << 22,), 1e-20, np.float32)
+    f = lambda a: a * a  # noqa: E731
+    got = np.asarray(run_on(anvil_device(), f, [x]))
+    want = np.asarray(run_on(cpu_device(), f, [x]))
+    assert np.array_equal(want, np.zeros_like(x)), "XLA's CPU client no longer flushes denormals"
+    assert np.array_equal(got, want)
