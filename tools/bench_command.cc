@@ -45,6 +45,8 @@ void PrintUsage(FILE* out) {
                "  --trace FILE     write a Chrome trace of the whole run (as ANVIL_TRACE=FILE)\n"
                "  --compile-only   time the compiles and run nothing\n"
                "  --cache-dir DIR  compile once, through the compile cache in DIR\n"
+               "  --compile-options STR  the plugin's compile options (the CPU plugin's:\n"
+               "                   flush_denormals=true|false)\n"
                "Without --cache-dir the compile is timed cold, into an empty temporary compile\n"
                "cache, then warm from it: in a new process (the cache's use), and in a second\n"
                "client of this process (libraries loaded, their own caches warm).\n");
@@ -74,10 +76,11 @@ std::string Json(const std::string& s) {
 
 // `anvil bench FILE --compile-only --cache-dir DIR` in a new process: the
 // compile time it reports, or -1.
-double CompileInNewProcess(const std::string& file, const std::string& plugin, const std::string& cache_dir) {
+double CompileInNewProcess(const std::string& file, const std::string& plugin, const std::string& cache_dir,
+                           const std::string& compile_options) {
   const std::string json = cache_dir + "/new-process.json";
   std::vector<std::string> args = {"anvil", "bench", file, "--plugin", plugin, "--compile-only", "--cache-dir",
-                                   cache_dir, "--json", json};
+                                   cache_dir, "--json", json, "--compile-options", compile_options};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -114,6 +117,7 @@ int BenchCommand(int argc, char** argv) {
     else if (a == "--trace" && k + 1 < argc) settings.trace_path = argv[++k];
     else if (a == "--compile-only") compile_only = true;
     else if (a == "--cache-dir" && k + 1 < argc) cache_dir = argv[++k];
+    else if (a == "--compile-options" && k + 1 < argc) settings.compile_options = argv[++k];
     else if (a == "--help" || a == "-h") {
       PrintUsage(stdout);
       return 0;
@@ -166,7 +170,7 @@ int BenchCommand(int argc, char** argv) {
     if (cached) {
       ProgramSession warm;
       if (!warm.Open(plugin, settings) || !warm.Compile(text, &warm_ms)) return Fail(warm.error());
-      warm_new_process_ms = CompileInNewProcess(file, plugin, cache_template);
+      warm_new_process_ms = CompileInNewProcess(file, plugin, cache_template, settings.compile_options);
     }
     std::printf("program: %s on %s\n", file.c_str(), plugin.c_str());
     if (!cached) {

@@ -59,6 +59,7 @@ bool ProgramSession::Open(const std::string& plugin, const ClientSettings& setti
   if (!settings.trace_path.empty()) options.trace_path = settings.trace_path.c_str();
   if (!settings.cache_dir.empty()) options.cache_dir = settings.cache_dir.c_str();
   if (!Check(anvil_client_create(&options, &client_))) return false;
+  compile_options_ = settings.compile_options;
   anvil_plugin_load_args load{};
   load.struct_size = ANVIL_PLUGIN_LOAD_ARGS_STRUCT_SIZE;
   // A name is looked up on the search path; an argument with a '/' is the
@@ -74,6 +75,7 @@ bool ProgramSession::Compile(const std::string& hlo_text, double* compile_ms) {
   compile.program_size = hlo_text.size();
   compile.format = "hlo";
   compile.device = device_;
+  if (!compile_options_.empty()) compile.options = compile_options_.c_str();
   const auto start = Clock::now();
   if (!Check(anvil_client_compile(client_, &compile, &executable_))) return false;
   *compile_ms = MillisecondsSince(start);

@@ -26,6 +26,7 @@ class ProgramSession {
   struct ClientSettings {
     std::string trace_path;
     std::string cache_dir;
+    std::string compile_options;  // anvil_compile_args.options, for the plugin
   };
   bool Open(const std::string& plugin, const ClientSettings& settings = {});
   // The compile cache `anvil run` uses unless told otherwise:
@@ -57,6 +58,7 @@ class ProgramSession {
   std::vector<anvil_buffer*> inputs_, outputs_;
   std::vector<hlo::Shape> parameters_, results_;
   std::string error_;
+  std::string compile_options_;
 };
 
 }  // namespace anvil::tools

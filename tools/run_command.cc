@@ -69,16 +69,20 @@ int RunCommand(int argc, char** argv) {
     else if (a == "--profile") profile = true;
     else if (a == "--trace" && k + 1 < argc) settings.trace_path = argv[++k];
     else if (a == "--no-cache") no_cache = true;
+    else if (a == "--compile-options" && k + 1 < argc) settings.compile_options = argv[++k];
     else if (a == "--help" || a == "-h") {
       std::printf("usage: anvil run FILE [--plugin NAME|FILE] [--input NPY_OR_LITERAL]... [--random-inputs]\n"
                   "                      [--output DIR] [--iterations N] [--profile] [--trace FILE.json] [--no-cache]\n"
+                  "                      [--compile-options STR]\n"
                   "  --profile   after each execution, the plugin's time per op kind and its 20 slowest\n"
                   "              steps with the instructions each fused step holds, on stderr (the CPU\n"
                   "              plugin; the same as ANVIL_CPU_PROFILE=1)\n"
                   "  --trace F   write a Chrome trace (Perfetto, chrome://tracing) of compilation,\n"
                   "              transfers, executions and kernels to F (the same as ANVIL_TRACE=F)\n"
                   "  --no-cache  compile without the compile cache, which is $ANVIL_CACHE_DIR when set\n"
-                  "              (empty: none), else $XDG_CACHE_HOME/anvil or ~/.cache/anvil\n");
+                  "              (empty: none), else $XDG_CACHE_HOME/anvil or ~/.cache/anvil\n"
+                  "  --compile-options STR  the plugin's compile options (the CPU plugin's:\n"
+                  "              flush_denormals=true|false)\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return Fail("unknown option '" + a + "'");
