@@ -22,9 +22,9 @@
 #include "hlo/topk_rewriter.h"
 #include "hlo/transpose_of_dot.h"
 #include "plugins/common/plugin_support.h"
-#include "plugins/cpu/plan.h"
 #include "plugins/cpu/compile_options.h"
 #include "plugins/cpu/float_mode.h"
+#include "plugins/cpu/plan.h"
 #include "plugins/cpu/serialized_executable.h"
 
 struct anvil_plugin_memory {

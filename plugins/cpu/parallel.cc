@@ -1,7 +1,5 @@
 #include "plugins/cpu/parallel.h"
 
-#include "plugins/cpu/float_mode.h"
-
 #include <sched.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+
+#include "plugins/cpu/float_mode.h"
 
 namespace anvil::cpu {
 namespace {
