@@ -45,9 +45,11 @@ class ScopedFloatMode {
     (void)mode;
 #endif
   }
+  // Restores the two bits alone: exception flags raised in the scope stay
+  // raised, as they would without it.
   ~ScopedFloatMode() {
 #if defined(__SSE__)
-    if (changed_) _mm_setcsr(saved_);
+    if (changed_) _mm_setcsr((_mm_getcsr() & ~kFlushDenormals) | (saved_ & kFlushDenormals));
 #endif
   }
   ScopedFloatMode(const ScopedFloatMode&) = delete;

@@ -432,9 +432,14 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       // and -(x / sqrt 2)^2, each read by a few ops of the one loop).
       // Nor does a fused broadcast or transpose count: it reads its operand
       // from memory, out of the tile's order, so that operand must be stored.
+      // Those readers must not be recomputed themselves: a recomputed op
+      // has no group of its own, so one read by another is stored after
+      // all (its step reads `o`) when the planner sees its readers in no
+      // group (-|o| read by two recomputed ops).
       auto all_readers_here = [&](int k) {
         const auto r = users(k);
-        return std::all_of(r.begin(), r.end(), [&](int reader) { return in_group[reader] != 0; });
+        return std::all_of(r.begin(), r.end(),
+                           [&](int reader) { return in_group[reader] != 0 && !recomputed[reader]; });
       };
       const auto u = users(o);
       return !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) {

@@ -37,7 +37,11 @@ hlo::StatusOr<SerializedExecutable> ReadExecutable(std::string_view bytes) {
   }
   SerializedExecutable exe;
   uint8_t flags = 0;
-  if (!r.Get(&flags) || flags > 1) {
+  if (!r.Get(&flags)) {
+    return hlo::InvalidArgument(std::string(kWhat) + ": byte " + std::to_string(kMagic.size()) +
+                                ": truncated before its compile options");
+  }
+  if (flags > 1) {
     return hlo::InvalidArgument(std::string(kWhat) + ": byte " + std::to_string(kMagic.size()) +
                                 ": compile options neither 0 nor 1");
   }
