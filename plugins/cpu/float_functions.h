@@ -66,6 +66,27 @@ inline float LogisticFloat(float x) {
   return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 
+// y = n*ln2 + r with |r| <= ln2/2, as TanhFloat and Expm1Float reduce:
+// n by the round-to-nearest shift of 1.5*2^23, r by Cody-Waite with ln2
+// split in two (as ExpFloat), and 2^n built from its exponent bits, for n
+// in [-126, 127].
+struct Ln2Reduced {
+  float r, scale;  // r, and 2^n
+};
+inline Ln2Reduced ReduceByLn2(float y) {
+  constexpr float kShift = 0x1.8p23f;
+  const float t = y * 1.44269502f + kShift;
+  const float n = t - kShift;
+  Ln2Reduced out;
+  out.r = (y - n * 0.693145752f) - n * 1.42860677e-6f;
+  int32_t t_bits, shift_bits;
+  std::memcpy(&t_bits, &t, sizeof t);
+  std::memcpy(&shift_bits, &kShift, sizeof kShift);
+  const uint32_t scale_bits = static_cast<uint32_t>(t_bits - shift_bits + 127) << 23;
+  std::memcpy(&out.scale, &scale_bits, sizeof out.scale);
+  return out;
+}
+
 // tanh of a float in single precision, branch free, from e^2|x| - 1 as
 // ExpFloat computes it: with y = 2|x| = n*ln2 + r (n >= 0), e^y - 1 =
 // 2^n (e^r - 1) + (2^n - 1), two terms that are never of opposite sign, so
@@ -80,11 +101,7 @@ inline float LogisticFloat(float x) {
 inline float TanhFloat(float x) {
   float a = std::fabs(x);
   a = a > 9.1f ? 9.1f : a;
-  const float y = a + a;
-  constexpr float kShift = 0x1.8p23f;
-  const float t = y * 1.44269502f + kShift;
-  const float n = t - kShift;
-  const float r = (y - n * 0.693145752f) - n * 1.42860677e-6f;
+  const auto [r, scale] = ReduceByLn2(a + a);  // 2^n, n in [0, 13]
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
@@ -92,12 +109,6 @@ inline float TanhFloat(float x) {
   p = p * r + 1.0f / 6;
   p = p * r + 0.5f;
   p = p * r * r + r;  // e^r - 1
-  int32_t t_bits, shift_bits;
-  std::memcpy(&t_bits, &t, sizeof t);
-  std::memcpy(&shift_bits, &kShift, sizeof kShift);
-  const uint32_t scale_bits = static_cast<uint32_t>(t_bits - shift_bits + 127) << 23;  // 2^n, n in [0, 13]
-  float scale;
-  std::memcpy(&scale, &scale_bits, sizeof scale);
   const float expm1 = p * scale + (scale - 1.0f);
   return std::copysign(expm1 / (expm1 + 2.0f), x);
 }
@@ -166,10 +177,7 @@ inline float Log1pFloat(float x) {
 inline float Expm1Float(float x) {
   float c = x < -30.0f ? -30.0f : x;
   c = c > 88.0f ? 88.0f : c;
-  constexpr float kShift = 0x1.8p23f;
-  const float t = c * 1.44269502f + kShift;
-  const float n = t - kShift;
-  const float r = (c - n * 0.693145752f) - n * 1.42860677e-6f;
+  const auto [r, scale] = ReduceByLn2(c);  // 2^n, n in [-43, 127]
   float p = 1.0f / 40320;
   p = p * r + 1.0f / 5040;
   p = p * r + 1.0f / 720;
@@ -178,12 +186,6 @@ inline float Expm1Float(float x) {
   p = p * r + 1.0f / 6;
   p = p * r + 0.5f;
   p = p * r * r + r;  // e^r - 1
-  int32_t t_bits, shift_bits;
-  std::memcpy(&t_bits, &t, sizeof t);
-  std::memcpy(&shift_bits, &kShift, sizeof kShift);
-  const uint32_t scale_bits = static_cast<uint32_t>(t_bits - shift_bits + 127) << 23;  // 2^n, n in [-43, 127]
-  float scale;
-  std::memcpy(&scale, &scale_bits, sizeof scale);
   const float y = p * scale + (scale - 1.0f);
   const float large = ExpFloat(x);
   const float z = x > 88.0f ? large : y;
