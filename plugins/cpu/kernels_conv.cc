@@ -48,8 +48,14 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
                          ConvLayoutBook* layouts) {
   const std::optional<ConvolutionAttributes> attributes = ReadF32Convolution(i);
   if (!attributes || in.size() != 2) return nullptr;
+  // Depthwise convolutions run directly on Anvil's row-major arrays: oneDNN's
+  // depthwise kernels take only blocked or channels-last layouts, and the
+  // reorders in and out cost twice the convolution's own memory traffic.
+  if (Kernel depthwise = DirectConvolutionKernel(i, *attributes, in, out, /*contiguous_depthwise_only=*/true)) {
+    return depthwise;
+  }
   if (Kernel library = OnednnConvolutionKernel(i, *attributes, in, out, temp, layouts)) return library;
-  if (Kernel direct = DirectConvolutionKernel(i, *attributes, in, out)) return direct;
+  if (Kernel direct = DirectConvolutionKernel(i, *attributes, in, out, /*contiguous_depthwise_only=*/false)) return direct;
   const hlo::ConvDimensionNumbers& dn = attributes->dn;
   const std::vector<hlo::WindowDim>& window = attributes->window;
   const size_t spatial = dn.input_spatial.size();

@@ -200,10 +200,12 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
 Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
                                const std::vector<Slot>& in, const Slot& out, Temp* temp, ConvLayoutBook* layouts);
 // 2-D f32 convolutions with at most a few output features per group,
-// computed directly (ConvolutionKernel tries it first, with the attributes
-// it has read).
+// computed directly, with the attributes ConvolutionKernel has read. With
+// `contiguous_depthwise_only`, only depthwise convolutions and their
+// gradients whose rows its vectorised loops take (ConvolutionKernel asks
+// that before oneDNN, and anything else after).
 Kernel DirectConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
-                               const std::vector<Slot>& in, const Slot& out);
+                               const std::vector<Slot>& in, const Slot& out, bool contiguous_depthwise_only);
 Kernel NarrowFloatConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out,
                                     Temp* temp, ConvLayoutBook* layouts);
 // triangular-solve of float and complex types (kernels_triangular_solve.cc).
