@@ -48,9 +48,10 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
                          ConvLayoutBook* layouts) {
   const std::optional<ConvolutionAttributes> attributes = ReadF32Convolution(i);
   if (!attributes || in.size() != 2) return nullptr;
-  // Depthwise convolutions run directly on Anvil's row-major arrays: oneDNN's
-  // depthwise kernels take only blocked or channels-last layouts, and the
-  // reorders in and out cost twice the convolution's own memory traffic.
+  // Wide depthwise convolutions run directly on Anvil's row-major arrays:
+  // oneDNN's depthwise kernels take only blocked (or channels-last) layouts,
+  // and the reorders in and out cost twice the convolution's own memory
+  // traffic (kernels_conv_direct.cc says where that pays).
   if (Kernel depthwise = DirectConvolutionKernel(i, *attributes, in, out, /*contiguous_depthwise_only=*/true)) {
     return depthwise;
   }

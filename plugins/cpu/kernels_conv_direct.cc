@@ -65,14 +65,15 @@ const Rows& HostRows() {
   return rows;
 }
 
-// The contiguous paths' limits: an output row's phase buffers (floats, on
-// the stack) and a filter gradient's outputs per plane (double sums).
+// The contiguous paths' limits, for what they keep on the stack: an output
+// row's phase buffers (floats), a window row's taps, and a filter
+// gradient's outputs per plane (double sums and their lanes).
 constexpr int64_t kMaxPhaseElements = 4096;
 constexpr int64_t kMaxContiguousTaps = 16;
+constexpr int64_t kMaxWindowOutputs = 64;
 // The shortest row (input or output columns) for which a depthwise
 // convolution runs here rather than in oneDNN.
 constexpr int64_t kMinDirectRow = 96;
-constexpr int64_t kMaxWindowOutputs = 64;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -108,12 +109,15 @@ struct DirectConvolution {
   bool OutputRowsAreContiguous() const {
     if (cols.out_stride != 1 || cols.in_stride != 1 || cols.kernel > kMaxContiguousTaps) return false;
     if (cols.base_dilation == 1) return cols.stride == 1 || cols.stride == 2;
-    return cols.stride == 1 && cols.base_dilation * PhaseLength() <= kMaxPhaseElements;
+    // (The dilation bounded first: the product must not overflow.)
+    return cols.stride == 1 && cols.base_dilation <= kMaxPhaseElements &&
+           cols.base_dilation * PhaseLength() <= kMaxPhaseElements;
   }
   bool WindowRowsAreContiguous() const {
     return cols.in_stride == 1 && cols.kernel_stride == 1 && !cols.reversal && cols.base_dilation == 1 &&
            rows.base_dilation == 1 &&
-           (cols.window_dilation == 1 || cols.window_dilation == 2) && rows.out * cols.out <= kMaxWindowOutputs;
+           (cols.window_dilation == 1 || cols.window_dilation == 2) && rows.out <= kMaxWindowOutputs &&
+           cols.out <= kMaxWindowOutputs && rows.out * cols.out <= kMaxWindowOutputs;
   }
   // Output columns per phase of the base dilation (ox = phase + dilation * j).
   int64_t PhaseLength() const { return (cols.out + cols.base_dilation - 1) / cols.base_dilation; }
@@ -131,7 +135,9 @@ struct DirectConvolution {
     for (int64_t kx = 0; kx < cols.kernel; ++kx) taps[kx] = TapOf(kx, phase_length);
     // The outputs all three taps of a 3-wide window reach (no base dilation:
     // the leftmost tap's range starts last and the rightmost's ends first).
-    const bool three = dilation == 1 && cols.kernel == 3 && taps[0].to >= taps[2].from;
+    // (Without base dilation a tap's range moves left as kx grows, so the
+    // middle tap's holds the overlap of the outer two; none may be empty.)
+    const bool three = dilation == 1 && cols.kernel == 3;
     const int64_t both_lo = three ? std::max(taps[0].from, taps[2].from) : 0;
     const int64_t both_hi = three ? std::min(taps[0].to, taps[2].to) : -1;
     const int64_t stride = dilation == 1 ? cols.stride : 1;
