@@ -18,8 +18,6 @@
 #include <cstring>
 #include <limits>
 
-#include <unistd.h>
-
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
@@ -27,6 +25,7 @@
 #include "plugins/cpu/int_functions.h"
 #include "plugins/cpu/isa.h"
 #include "plugins/cpu/prefetch.h"
+#include "plugins/cpu/streamed_stores.h"
 
 namespace anvil::cpu {
 namespace {
@@ -547,58 +546,6 @@ void BroadcastTile(const uint32_t* from, const BroadcastRun& run, int64_t t, uin
   }
 }
 
-// A group whose f32 result is at least this large, and whose inputs and
-// result together pass half the last-level cache, streams its result to
-// memory with non-temporal stores: it cannot stay in the caches for its
-// consumer anyway, and a plain store first reads every line it writes (a
-// fifth of an elementwise chain's memory traffic for three inputs: 64 MB
-// of results with 192 MB of inputs, 15.8 -> 14.4 ms where the cache is
-// 260 MB). A result that fits beside its inputs stays in the cache for
-// whatever reads it next (attention's softmax, 8 MB read by the dot after
-// it: 3.86 -> 3.5 ms for the whole program when it stopped streaming).
-constexpr int64_t kStreamedResultBytes = int64_t{8} << 20;
-
-// Half the last-level cache, as the C library reports it (8 MB where it
-// does not, which streams every result of at least 8 MB, as before).
-int64_t HalfLastLevelCache() {
-  static const int64_t half = [] {
-    long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (bytes <= 0) bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return bytes > 0 ? static_cast<int64_t>(bytes) / 2 : int64_t{8} << 20;
-  }();
-  return half;
-}
-
-// Copies a tile to memory with non-temporal stores, as wide as the CPU
-// has (16 bytes on every x86-64); the caller fences before its work is
-// seen as done.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f"))) void StreamTileAvx512(const float* from, float* to, int64_t n) {
-  int64_t k = 0;
-  for (; k < n && reinterpret_cast<uintptr_t>(to + k) % 64 != 0; ++k) to[k] = from[k];
-  for (; k + 16 <= n; k += 16) _mm512_stream_ps(to + k, _mm512_loadu_ps(from + k));
-  for (; k < n; ++k) to[k] = from[k];
-}
-__attribute__((target("avx2"))) void StreamTileAvx2(const float* from, float* to, int64_t n) {
-  int64_t k = 0;
-  for (; k < n && reinterpret_cast<uintptr_t>(to + k) % 32 != 0; ++k) to[k] = from[k];
-  for (; k + 8 <= n; k += 8) _mm256_stream_ps(to + k, _mm256_loadu_ps(from + k));
-  for (; k < n; ++k) to[k] = from[k];
-}
-#endif
-void StreamTile(const float* from, float* to, int64_t n) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (HostIsa() == Isa::kAvx512) return StreamTileAvx512(from, to, n);
-  if (HostIsa() == Isa::kAvx2) return StreamTileAvx2(from, to, n);
-#endif
-  int64_t k = 0;
-#if defined(__SSE2__)
-  for (; k < n && reinterpret_cast<uintptr_t>(to + k) % 16 != 0; ++k) to[k] = from[k];
-  for (; k + 4 <= n; k += 4) _mm_stream_ps(to + k, _mm_load_ps(from + k));
-#endif
-  for (; k < n; ++k) to[k] = from[k];
-}
-
 // The lines of elements [first + from, first + to) of each input in
 // `streamed` (those read element for element), requested into L1 ahead of
 // their use.
@@ -610,11 +557,6 @@ void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& s
   }
 }
 
-void FenceStreamedStores() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
 
 }  // namespace
 
@@ -663,7 +605,7 @@ class TiledLoop final : public FusedLoop {
     const int64_t result_bytes = elements * result_size;
     int64_t touched = result_bytes;
     for (int k : streamed_inputs) touched += elements * input_size[static_cast<size_t>(k)];
-    const bool streams = result_size == 4 && result_bytes >= kStreamedResultBytes && touched > HalfLastLevelCache();
+    const bool streams = result_size == 4 && ResultStreams(result_bytes, touched);
     return streams && registers < kMaxFusedRegisters ? registers : -1;  // needs a spare register
   }
 };
