@@ -136,7 +136,8 @@ struct DirectConvolution {
     // The outputs all three taps of a 3-wide window reach (no base dilation:
     // the leftmost tap's range starts last and the rightmost's ends first).
     // (Without base dilation a tap's range moves left as kx grows, so the
-    // middle tap's holds the overlap of the outer two; none may be empty.)
+    // middle tap's holds the overlap of the outer two. A tap's range or the
+    // overlap may be empty: then both_hi < both_lo, and taps go one by one.)
     const bool three = dilation == 1 && cols.kernel == 3;
     const int64_t both_lo = three ? std::max(taps[0].from, taps[2].from) : 0;
     const int64_t both_hi = three ? std::min(taps[0].to, taps[2].to) : -1;

@@ -98,7 +98,8 @@ Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
   // steps 663 -> 634 ms, sums of per-step minima). The gradient's dx does
   // not: streaming it measured no faster.
   const int64_t array_bytes = xs.ByteSize();
-  const bool streams = op != hlo::Opcode::kBatchNormGrad && ResultStreams(array_bytes, 2 * array_bytes);
+  // Rows shorter than a cache line (features last) would stream nothing.
+  const bool streams = op != hlo::Opcode::kBatchNormGrad && L.inner >= 16 && ResultStreams(array_bytes, 2 * array_bytes);
   return [=](const Frame& frame) {
     const float* x = static_cast<const float*>(frame.At(in[0]));
     const float* scale = static_cast<const float*>(frame.At(in[1]));
