@@ -85,32 +85,130 @@ std::optional<BroadcastRun> FusedBroadcastRun(const Instruction& i) {
 
 bool IsFusedBroadcast(const Instruction& i) { return FusedBroadcastRun(i).has_value(); }
 
-std::optional<TransposeRead> FusedTransposeRead(const Instruction& i) {
-  if (i.opcode != Opcode::kTranspose || i.operands.size() != 1 || !i.shape.IsArray()) return std::nullopt;
+namespace {
+
+// A transpose, slice or reverse of four-byte values between row-major
+// arrays of a rank the strided tiles index (what every fused strided read
+// needs, whatever its op).
+bool StridedReadable(const Instruction& i) {
+  if (i.operands.size() != 1 || !i.shape.IsArray()) return false;
   const ElementType t = i.shape.element_type();
   const hlo::Shape& from = i.operands[0]->shape;
+  return (t == ElementType::kF32 || t == ElementType::kS32 || t == ElementType::kU32) && IsArrayOf(from, t) &&
+         from.HasDefaultLayout() && i.shape.HasDefaultLayout() && i.shape.rank() >= 1 &&
+         i.shape.rank() <= kMaxStridedRank && from.rank() == i.shape.rank() && i.shape.ElementCount() > 0;
+}
+
+// Where a strided read takes each element from, dimension by dimension:
+// result index i reads operand index j, j[source[d]] = start[source[d]] +
+// step[d] * i[d] (`source` permutes the dimensions; a transpose has unit
+// steps, a slice its strides, a reverse -1 from the far end).
+struct IndexMap {
+  std::vector<int64_t> source, step, start;
+};
+
+std::optional<IndexMap> TransposeMap(const Instruction& i) {
   const int rank = i.shape.rank();
-  if ((t != ElementType::kF32 && t != ElementType::kS32 && t != ElementType::kU32) || !IsArrayOf(from, t) ||
-      !from.HasDefaultLayout() || !i.shape.HasDefaultLayout() || rank < 2 || rank > kMaxTransposedRank ||
-      from.rank() != rank || i.shape.ElementCount() == 0) {
-    return std::nullopt;
-  }
   auto perm = hlo::IntListAttribute(i, "dimensions");
-  if (!perm.ok() || perm->size() != static_cast<size_t>(rank)) return std::nullopt;
+  if (rank < 2 || !perm.ok() || perm->size() != static_cast<size_t>(rank)) return std::nullopt;
   const int64_t last = rank - 1;
   const bool runs = (*perm)[last] == last;
   const bool short_runs = (*perm)[last - 1] == last && i.shape.dims()[last] <= kMaxTransposedRun;
   if (!runs && !short_runs) return std::nullopt;
-  std::vector<int64_t> operand_strides(static_cast<size_t>(rank), 1);
-  for (int64_t d = last - 1; d >= 0; --d) operand_strides[d] = operand_strides[d + 1] * from.dims()[d + 1];
-  TransposeRead read;
-  read.dims = i.shape.dims();
+  IndexMap map{*perm, std::vector<int64_t>(rank, 1), std::vector<int64_t>(rank, 0)};
+  std::vector<bool> seen(rank, false);
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t p = (*perm)[d];
-    if (p < 0 || p > last || from.dims()[p] != i.shape.dims()[d]) return std::nullopt;
-    read.strides.push_back(operand_strides[p]);
+    if (p < 0 || p > last || seen[p] || i.operands[0]->shape.dims()[p] != i.shape.dims()[d]) return std::nullopt;
+    seen[p] = true;
   }
+  return map;
+}
+
+std::optional<IndexMap> SliceMap(const Instruction& i) {
+  const hlo::Attribute* a = i.FindAttribute("slice");
+  auto slice = hlo::ParseSlice(a ? a->value : "");
+  const int rank = i.shape.rank();
+  if (!slice.ok() || slice->size() != static_cast<size_t>(rank)) return std::nullopt;
+  IndexMap map;
+  for (int64_t d = 0; d < rank; ++d) {
+    const hlo::SliceDim& sd = (*slice)[d];
+    // The verifier checked the bounds; what the reads rely on is checked
+    // again: every read element lies inside the operand.
+    if (sd.stride < 1 || sd.start < 0 || sd.start + (i.shape.dims()[d] - 1) * sd.stride >= i.operands[0]->shape.dims()[d]) {
+      return std::nullopt;
+    }
+    map.source.push_back(d);
+    map.step.push_back(sd.stride);
+    map.start.push_back(sd.start);
+  }
+  return map;
+}
+
+std::optional<IndexMap> ReverseMap(const Instruction& i) {
+  auto dims = hlo::IntListAttribute(i, "dimensions");
+  const int rank = i.shape.rank();
+  if (!dims.ok() || i.operands[0]->shape.dims() != i.shape.dims()) return std::nullopt;
+  IndexMap map{{}, std::vector<int64_t>(rank, 1), std::vector<int64_t>(rank, 0)};
+  for (int64_t d = 0; d < rank; ++d) map.source.push_back(d);
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= rank || map.step[d] < 0) return std::nullopt;
+    map.step[d] = -1;
+    map.start[d] = i.shape.dims()[d] - 1;
+  }
+  return map;
+}
+
+std::optional<IndexMap> MapOf(const Instruction& i) {
+  if (!IsStridedReadOp(i) || !StridedReadable(i)) return std::nullopt;
+  switch (i.opcode) {
+    case Opcode::kTranspose: return TransposeMap(i);
+    case Opcode::kSlice: return SliceMap(i);
+    default: return ReverseMap(i);
+  }
+}
+
+// `outer` reading the result of `inner`, as one map from outer's result to
+// inner's operand.
+IndexMap Compose(const IndexMap& outer, const IndexMap& inner) {
+  IndexMap map{outer.source, outer.step, inner.start};
+  for (size_t d = 0; d < outer.source.size(); ++d) {
+    const int64_t e = outer.source[d];  // inner's result dimension
+    map.source[d] = inner.source[e];
+    map.step[d] = inner.step[e] * outer.step[d];
+    map.start[inner.source[e]] = inner.start[inner.source[e]] + inner.step[e] * outer.start[e];
+  }
+  return map;
+}
+
+// The map as the strided tiles take it: element offsets into the row-major
+// `operand`.
+StridedRead Flatten(const IndexMap& map, const hlo::Shape& result, const hlo::Shape& operand) {
+  std::vector<int64_t> operand_strides(static_cast<size_t>(operand.rank()), 1);
+  for (int64_t d = operand.rank() - 2; d >= 0; --d) operand_strides[d] = operand_strides[d + 1] * operand.dims()[d + 1];
+  StridedRead read;
+  read.dims = result.dims();
+  for (size_t d = 0; d < map.source.size(); ++d) read.strides.push_back(map.step[d] * operand_strides[map.source[d]]);
+  for (size_t e = 0; e < map.start.size(); ++e) read.base += map.start[e] * operand_strides[e];
   return read;
+}
+
+}  // namespace
+
+std::optional<StridedRead> FusedStridedRead(const Instruction& i) {
+  auto map = MapOf(i);
+  if (!map) return std::nullopt;
+  return Flatten(*map, i.shape, i.operands[0]->shape);
+}
+
+StridedRead ComposedStridedRead(const std::vector<const Instruction*>& chain) {
+  IndexMap map = *MapOf(*chain.front());
+  for (size_t k = 1; k < chain.size(); ++k) map = Compose(map, *MapOf(*chain[k]));
+  return Flatten(map, chain.front()->shape, chain.back()->operands[0]->shape);
+}
+
+bool IsStridedReadOp(const Instruction& i) {
+  return i.opcode == Opcode::kTranspose || i.opcode == Opcode::kSlice || i.opcode == Opcode::kReverse;
 }
 
 std::optional<BroadcastRun> FusedIotaRun(const Instruction& i) {
@@ -345,15 +443,23 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   for (size_t k = 0; k < n; ++k) {
     const Instruction& i = *instructions[k];
     loop_op[k] = IsLoopOp(i);
-    // A transpose the loops read in place is inlined into its readers as a
-    // fused broadcast is: its operand stays in memory, read out of order.
-    fused_broadcast[k] = IsFusedBroadcast(i) || FusedTransposeRead(i).has_value();
+    // A transpose, slice or reverse the loops read in place is inlined
+    // into its readers as a fused broadcast is: its operand stays in
+    // memory, read out of order.
+    fused_broadcast[k] = IsFusedBroadcast(i) || FusedStridedRead(i).has_value();
     elements[k] = i.shape.IsArray() ? i.shape.ElementCount() : -1;
   }
   for (const Instruction* o : outputs) stored[index_of(o)] = 1;
   if (computation.root) stored[index_of(computation.root)] = 1;  // the root is stored, as outputs are
   auto operand_indices = [&](int k, std::vector<int>& out) {
     out.assign(operand_list.begin() + operand_begin[k], operand_list.begin() + operand_begin[k + 1]);
+  };
+  // Whether strided read `k` reads through `inner`, a strided read the
+  // loops read in place too (ComposedStridedRead): one read of inner's
+  // operand, never more than reading a stored `inner` would cost.
+  auto reads_through = [&](int k, int inner) {
+    return IsStridedReadOp(*instructions[k]) && IsStridedReadOp(*instructions[inner]) && fused_broadcast[inner] &&
+           !stored[inner];
   };
   // Whether loop op `k` is computed inside its one user's loop.
   auto fused_into_user = [&](int k) {
@@ -407,7 +513,13 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
         if (in_group[k]) continue;
         in_group[k] = 1;
         members.push_back(k);
-        if (fused_broadcast[k]) continue;
+        if (fused_broadcast[k]) {
+          // A strided read of a strided read reads through it: the inner
+          // one joins the group (a link of the chain, no value of its own
+          // there) and its operand is the group's input.
+          if (const int inner = operand_list[operand_begin[k]]; reads_through(k, inner)) stack.push_back(inner);
+          continue;
+        }
         for (int p = operand_begin[k + 1]; p-- > operand_begin[k];) {
           const int ok = operand_list[p];
           if (fused_into_user(ok) || fused_broadcast[ok] || recomputed[ok]) stack.push_back(ok);
@@ -430,7 +542,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
       // recomputed by several readers of x). Where all its readers are
       // here, it is computed here alone (exact GELU's erfc: |x / sqrt 2|
       // and -(x / sqrt 2)^2, each read by a few ops of the one loop).
-      // Nor does a fused broadcast or transpose count: it reads its operand
+      // Nor does a fused broadcast or strided read count: it reads its operand
       // from memory, out of the tile's order, so that operand must be stored.
       // Those readers must not be recomputed themselves: a recomputed op
       // has no group of its own, so one read by another is stored after
@@ -543,12 +655,15 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     const auto u = users(static_cast<int>(k));
     plan.inlined_everywhere[k] = std::all_of(u.begin(), u.end(), [&](int user) { return plan.group_of[user] >= 0; });
   }
-  // A fused broadcast is stored only when something outside a group reads it.
-  for (size_t k = 0; k < n; ++k) {
+  // A fused broadcast is stored only when something outside a group reads
+  // it; a link of a chain of strided reads, when a reader is stored.
+  // Readers come after what they read: the last are decided first.
+  for (size_t k = n; k-- > 0;) {
     if (!fused_broadcast[k] || stored[k]) continue;
     const auto u = users(static_cast<int>(k));
     plan.inlined_everywhere[k] = !u.empty() && std::all_of(u.begin(), u.end(), [&](int user) {
-      return plan.group_of[user] >= 0 || (recomputed[user] && plan.inlined_everywhere[user]);
+      return plan.group_of[user] >= 0 || (recomputed[user] && plan.inlined_everywhere[user]) ||
+             (reads_through(user, static_cast<int>(k)) && plan.inlined_everywhere[user]);
     });
   }
   return plan;

@@ -16,8 +16,8 @@
 // the second case, by the reduce's step (FusionGroup::root_stored). A broadcast of an f32 scalar, or of a row-major vector
 // along a run of dimensions (a bias; s32 too), costs next to nothing to recompute,
 // so it is inlined into every loop op that reads it, and stored only if
-// something else reads it too; so is a transpose whose tiles read few
-// cache lines of its operand (FusedTransposeRead). Each group is run by
+// something else reads it too; so are a slice, a reverse, and a transpose
+// whose tiles read few cache lines of its operand (FusedStridedRead). Each group is run by
 // one kernel rooted at the instruction whose value is stored.
 #pragma once
 
@@ -78,21 +78,34 @@ struct BroadcastRun {
 };
 std::optional<BroadcastRun> FusedBroadcastRun(const hlo::Instruction& i);
 bool IsFusedBroadcast(const hlo::Instruction& i);
-// A transpose of four-byte values (f32, s32, u32, row-major) that the loops
-// reading it read in place, as they read a fused broadcast: result element
-// (i_0, ..., i_{r-1}) of `dims` is operand element sum(i_d * strides[d]).
-// Only where a tile of the result reads few cache lines of the operand:
-// the result's last dimension is the operand's last (runs of consecutive
-// elements), or the result's second-to-last is, and the last has at most
-// kMaxTransposedRun elements (JAX's x.transpose(0, 2, 1) of [64,32,1024]:
-// a tile's 1024 elements read 32 runs of 32 rows). Others are stored by the
-// transpose kernel, which moves them in blocks.
+// A transpose, slice or reverse of four-byte values (f32, s32, u32,
+// row-major) that the loops reading it read in place, as they read a fused
+// broadcast: result element (i_0, ..., i_{r-1}) of `dims` is operand
+// element base + sum(i_d * strides[d]) (a reversed dimension's stride is
+// negative). A transpose only where a tile of the result reads few cache
+// lines of the operand: the result's last dimension is the operand's last
+// (runs of consecutive elements), or the result's second-to-last is, and
+// the last has at most kMaxTransposedRun elements (JAX's
+// x.transpose(0, 2, 1) of [64,32,1024]: a tile's 1024 elements read 32
+// runs of 32 rows); others are stored by the transpose kernel, which moves
+// them in blocks. A slice or reverse reads its operand in the result's
+// order (JAX's x[::2, ::-3] * 2: one loop where there were three passes).
 inline constexpr int64_t kMaxTransposedRun = 64;
-inline constexpr int kMaxTransposedRank = 8;
-struct TransposeRead {
+inline constexpr int kMaxStridedRank = 8;
+struct StridedRead {
   std::vector<int64_t> dims, strides;
+  int64_t base = 0;
 };
-std::optional<TransposeRead> FusedTransposeRead(const hlo::Instruction& i);
+std::optional<StridedRead> FusedStridedRead(const hlo::Instruction& i);
+// A chain of strided reads, each reading the next (chain[k + 1] is
+// chain[k]'s operand), all of which FusedStridedRead takes, as one read of
+// the last one's operand (JAX's x[::2, ::-3]: a reverse of a slice). The
+// planner makes a loop read every chain whole; an inner read is stored
+// only for a reader outside the loops.
+StridedRead ComposedStridedRead(const std::vector<const hlo::Instruction*>& chain);
+// Whether `i` is an op FusedStridedRead may take (it reads its operand out
+// of the loop's element order).
+bool IsStridedReadOp(const hlo::Instruction& i);
 // An iota the loop computes (s32, u32, s64, u64 or f32, row-major): element
 // e is (e / inner) % size, size its dimension's extent; nullopt otherwise.
 std::optional<BroadcastRun> FusedIotaRun(const hlo::Instruction& i);

@@ -253,9 +253,8 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
     const bool root = k + 1 == members.size();
     // A group's broadcasts are all fused ones (the planner collects no
     // other); an iota, which reads nothing either, and a fused transpose,
-    // which reads an input, are placed as they are.
-    const bool broadcast = m->opcode == Opcode::kBroadcast || m->opcode == Opcode::kIota ||
-                           m->opcode == Opcode::kTranspose;
+    // slice or reverse, which reads an input, are placed as they are.
+    const bool broadcast = m->opcode == Opcode::kBroadcast || m->opcode == Opcode::kIota || IsStridedReadOp(*m);
     if (!root && broadcast) {
       if (!IsScalarSplat(*m) || tiled_reads.Find(m)) waiting.push_back(m);
       continue;
@@ -348,7 +347,7 @@ struct FusedOp {
   const Instruction* member = nullptr;  // what it computes (the second of a pair)
   int divisor = -1;  // an integer division's constant divisor (TiledLoop::divisors), passed as `c`
   IotaFn iota = nullptr;  // an iota along `broadcast`'s run (fn is then nullptr)
-  int transpose = -1;     // a transpose of input `a` (TiledLoop::transposes; fn is then nullptr)
+  int strided = -1;       // a strided read of input `a` (TiledLoop::strided_reads; fn is then nullptr)
 };
 
 // The divisor of an s32 or u32 divide or remainder that is a broadcast of a
@@ -462,11 +461,11 @@ void Fill(uint32_t value, uint32_t* to, int64_t n) {
 // The first whole sixteens of a strided run, p[j * stride] for j < n,
 // gathered sixteen at a time (a fused transpose's runs: JAX's
 // transpose(0, 2, 1) of [64,32,1024] plus one, 1.45 -> 1.23 ms against
-// scalar loads); returns how many.
+// scalar loads); returns how many. The stride may be negative (a reverse).
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f"))) int64_t GatherRunAvx512(const uint32_t* p, int64_t stride, uint32_t* to,
                                                              int64_t n) {
-  if (stride > INT_MAX / 16) return 0;
+  if (stride > INT_MAX / 16 || stride < INT_MIN / 16) return 0;
   const __m512i lanes = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                            _mm512_set1_epi32(static_cast<int>(stride)));
   int64_t j = 0;
@@ -475,19 +474,19 @@ __attribute__((target("avx512f"))) int64_t GatherRunAvx512(const uint32_t* p, in
 }
 #endif
 
-// Elements [t, t + n) of a transpose of `from` (four-byte values) as
-// `read` maps them (fusion_planner.h): the index of t, then runs along the
-// result's last dimension, each a copy or a strided gather, carrying into
-// the dimensions before it.
-void TransposeTile(const uint32_t* from, const TransposeRead& read, int64_t t, uint32_t* to, int64_t n) {
+// Elements [t, t + n) of a transpose, slice or reverse of `from`
+// (four-byte values) as `read` maps them (fusion_planner.h): the index of
+// t, then runs along the result's last dimension, each a copy or a strided
+// gather, carrying into the dimensions before it.
+void StridedTile(const uint32_t* from, const StridedRead& read, int64_t t, uint32_t* to, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   const bool gathers = HostIsa() == Isa::kAvx512;
 #else
   const bool gathers = false;
 #endif
   const int rank = static_cast<int>(read.dims.size());
-  int64_t index[kMaxTransposedRank];
-  int64_t offset = 0;
+  int64_t index[kMaxStridedRank];
+  int64_t offset = read.base;
   for (int d = rank - 1; d >= 0; --d) {
     index[d] = t % read.dims[d];
     t /= read.dims[d];
@@ -588,7 +587,7 @@ class TiledLoop final : public FusedLoop {
 
   std::vector<FusedOp> ops;
   std::vector<int_fn::ConstantDivisor> divisors;  // FusedOp::divisor
-  std::vector<TransposeRead> transposes;          // FusedOp::transpose
+  std::vector<StridedRead> strided_reads;         // FusedOp::strided
   std::vector<Slot> input_slots;
   std::vector<int64_t> input_size;
   std::vector<bool> input_scalar;
@@ -669,9 +668,9 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
           if (op.out >= 0) view[op.out] = reg(op.out);
           continue;
         }
-        if (op.transpose >= 0) {
-          TransposeTile(reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]),
-                        transposes[static_cast<size_t>(op.transpose)], t, static_cast<uint32_t*>(dst), len);
+        if (op.strided >= 0) {
+          StridedTile(reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]),
+                      strided_reads[static_cast<size_t>(op.strided)], t, static_cast<uint32_t*>(dst), len);
           if (op.out >= 0) view[op.out] = reg(op.out);
           continue;
         }
@@ -733,11 +732,20 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
       ops.push_back(op);
       continue;
     }
-    if (auto read = FusedTransposeRead(m)) {
-      op.a = operand(m.operands[0]);
-      if (op.a >= 0) return nullptr;  // the planner stores a transpose's operand: it is read out of order
-      op.transpose = static_cast<int>(loop->transposes.size());
-      loop->transposes.push_back(std::move(*read));
+    if (FusedStridedRead(m)) {
+      // Through the strided reads the group holds (links of a chain the
+      // planner fused) to the input they read.
+      std::vector<const Instruction*> chain = {&m};
+      for (const Instruction* inner = m.operands[0];
+           member_map.Find(inner) && IsStridedReadOp(*inner) && FusedStridedRead(*inner); inner = inner->operands[0]) {
+        chain.push_back(inner);
+      }
+      const Instruction* source = chain.back()->operands[0];
+      // The planner stores a strided read's source: it is read out of order.
+      if (std::find(inputs.begin(), inputs.end(), source) == inputs.end()) return nullptr;
+      op.a = input_index(source);
+      op.strided = static_cast<int>(loop->strided_reads.size());
+      loop->strided_reads.push_back(ComposedStridedRead(chain));
       ops.push_back(op);
       continue;
     }
@@ -796,10 +804,10 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
                            std::any_of(inputs.begin(), inputs.end(), IsEightBytes);
   loop->register_bytes = eight_bytes ? 8 : 4;
   loop->elements = members.back()->shape.ElementCount();
-  // An input only transposes read is read out of order: not prefetched.
+  // An input only strided reads read is read out of order: not prefetched.
   auto read_in_order = [&](const Instruction* input) {
     return std::any_of(members.begin(), members.end(), [&](const Instruction* m) {
-      return m->opcode != Opcode::kTranspose &&
+      return !IsStridedReadOp(*m) &&
              std::find(m->operands.begin(), m->operands.end(), input) != m->operands.end();
     });
   };

@@ -131,8 +131,9 @@ class ChainBuilder {
         const auto it = written_.find(o);
         if (it == written_.end()) continue;
         if (!LeadsWith(o->shape, lead_)) return false;
-        // A fused transpose reads its operand out of order: other rows.
-        if (m->opcode == Opcode::kTranspose) return false;
+        // A fused transpose, slice or reverse reads its operand out of
+        // order: other rows.
+        if (IsStridedReadOp(*m)) return false;
         if (m->opcode == Opcode::kBroadcast) {
           // Operand dimension j (j < the chain's) must stay dimension j.
           auto dims = hlo::IntListAttribute(*m, "dimensions");

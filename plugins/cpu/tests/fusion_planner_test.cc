@@ -402,15 +402,88 @@ TEST(FusionPlanner, TransposesThatReadFewLinesPerTileAreReadInPlaceByTheirLoops)
       "  s = f32[32,4,16] transpose(x), dimensions={1,0,2}\n  m = f32[32,4,16] multiply(s, s)\n"
       "  ROOT r = (f32[4,16,32], f32[16,100], f32[32,4,16]) tuple(a, n, m)\n");
   const auto& instructions = p.module->entry->instructions;
-  EXPECT_TRUE(FusedTransposeRead(*instructions[IndexOf(p, "t")]).has_value());
-  EXPECT_FALSE(FusedTransposeRead(*instructions[IndexOf(p, "u")]).has_value());
-  EXPECT_TRUE(FusedTransposeRead(*instructions[IndexOf(p, "s")]).has_value());
+  EXPECT_TRUE(FusedStridedRead(*instructions[IndexOf(p, "t")]).has_value());
+  EXPECT_FALSE(FusedStridedRead(*instructions[IndexOf(p, "u")]).has_value());
+  EXPECT_TRUE(FusedStridedRead(*instructions[IndexOf(p, "s")]).has_value());
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"s m <- x", "t a <- e"}));
   EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "t")]);
   EXPECT_EQ(p.plan.group_of[IndexOf(p, "e")], -1);
-  const auto read = FusedTransposeRead(*instructions[IndexOf(p, "t")]);
+  const auto read = FusedStridedRead(*instructions[IndexOf(p, "t")]);
   EXPECT_EQ(read->dims, (std::vector<int64_t>{4, 16, 32}));
   EXPECT_EQ(read->strides, (std::vector<int64_t>{512, 1, 16}));
+}
+
+TEST(FusionPlanner, SlicesAndReversesAreReadInPlaceByTheirLoops) {
+  // JAX's x[::2, ::-3] * 2 is a strided slice, then a reverse, then the
+  // multiply: the multiply's loop reads x through both (the slice has no
+  // other reader). The slice u is read in place by the exponential's loop.
+  // The slice g is read in place by the negate's loop, and read through by
+  // the loop that reads its reverse: never stored. A slice of an s8 array is
+  // not read in place (the loops' strided reads move four-byte values), nor
+  // is a slice that no loop reads (w).
+  Planned p = Plan(
+      "  x = f32[8,9] parameter(0)\n  s = f32[4,3] slice(x), slice={[0:8:2], [0:9:3]}\n"
+      "  r = f32[4,3] reverse(s), dimensions={1}\n  two = f32[] constant(2)\n"
+      "  b = f32[4,3] broadcast(two), dimensions={}\n  m = f32[4,3] multiply(r, b)\n"
+      "  w = f32[6] slice(x), slice={[1:2], [2:8]}\n  v = f32[6] reshape(w)\n"
+      "  y = f32[3,6] parameter(1)\n  u = f32[2,5] slice(y), slice={[1:3], [1:6]}\n  e = f32[2,5] exponential(u)\n"
+      "  q = s8[5] parameter(2)\n  qs = s8[2] slice(q), slice={[3:5]}\n  qc = f32[2] convert(qs)\n"
+      "  z = f32[4,6] parameter(3)\n  g = f32[4,3] slice(z), slice={[0:4], [0:6:2]}\n"
+      "  gr = f32[4,3] reverse(g), dimensions={0}\n  gl = f32[4,3] log(gr)\n  gn = f32[4,3] negate(g)\n"
+      "  ROOT t = (f32[4,3], f32[6], f32[2,5], f32[2], f32[4,3], f32[4,3]) tuple(m, v, e, qc, gl, gn)\n");
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"g gn <- z", "g gr gl <- z", "u e <- y", "s r b m <- x two"}));
+  EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "r")]);
+  EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "s")]);
+  EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "u")]);
+  EXPECT_TRUE(p.plan.inlined_everywhere[IndexOf(p, "g")]);
+  EXPECT_EQ(p.plan.group_of[IndexOf(p, "qc")], -1);
+  EXPECT_FALSE(FusedStridedRead(*instructions[IndexOf(p, "qs")]).has_value());
+  const auto slice = FusedStridedRead(*instructions[IndexOf(p, "u")]);
+  ASSERT_TRUE(slice.has_value());
+  EXPECT_EQ(slice->dims, (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(slice->strides, (std::vector<int64_t>{6, 1}));
+  EXPECT_EQ(slice->base, 7);  // y[1][1]
+  const auto strided = FusedStridedRead(*instructions[IndexOf(p, "s")]);
+  ASSERT_TRUE(strided.has_value());
+  EXPECT_EQ(strided->strides, (std::vector<int64_t>{18, 3}));
+  EXPECT_EQ(strided->base, 0);
+  const auto reverse = FusedStridedRead(*instructions[IndexOf(p, "r")]);
+  ASSERT_TRUE(reverse.has_value());
+  EXPECT_EQ(reverse->strides, (std::vector<int64_t>{3, -1}));
+  EXPECT_EQ(reverse->base, 2);  // s[0][2]
+  // r of s: result (i, j) reads x[2i][3(2 - j)].
+  const StridedRead through = ComposedStridedRead({instructions[IndexOf(p, "r")].get(), instructions[IndexOf(p, "s")].get()});
+  EXPECT_EQ(through.dims, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(through.strides, (std::vector<int64_t>{18, -3}));
+  EXPECT_EQ(through.base, 6);
+}
+
+TEST(FusionPlanner, ATransposeOfAReverseComposesDimensionByDimension) {
+  // t's result (i, j, k) is r's (k, i, j) (perm {1,2,0}: runs of 3 along
+  // r's dimension 0), and r's (a, b, c) is x's (a, 4 - b, 5 - c): t reads
+  // x's (k, 4 - i, 5 - j), element 29 - 6i - j + 30k.
+  Planned p = Plan(
+      "  x = f32[3,5,6] parameter(0)\n  r = f32[3,5,6] reverse(x), dimensions={1,2}\n"
+      "  t = f32[5,6,3] transpose(r), dimensions={1,2,0}\n  n = f32[5,6,3] negate(t)\n");
+  const auto& instructions = p.module->entry->instructions;
+  const StridedRead read =
+      ComposedStridedRead({instructions[IndexOf(p, "t")].get(), instructions[IndexOf(p, "r")].get()});
+  EXPECT_EQ(read.dims, (std::vector<int64_t>{5, 6, 3}));
+  EXPECT_EQ(read.strides, (std::vector<int64_t>{-6, -1, 30}));
+  EXPECT_EQ(read.base, 29);
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"r t n <- x"}));
+  // A transpose the loops read in place, of a slice: t2's (i, j) is s's
+  // (j, i), which is x2's (j, 2 + i).
+  Planned q = Plan(
+      "  x2 = f32[4,10] parameter(0)\n  s = f32[4,8] slice(x2), slice={[0:4], [2:10]}\n"
+      "  t2 = f32[8,4] transpose(s), dimensions={1,0}\n  n = f32[8,4] negate(t2)\n");
+  const auto& qi = q.module->entry->instructions;
+  const StridedRead composed = ComposedStridedRead({qi[IndexOf(q, "t2")].get(), qi[IndexOf(q, "s")].get()});
+  EXPECT_EQ(composed.dims, (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(composed.strides, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(composed.base, 2);
+  EXPECT_EQ(q.Groups(), (std::vector<std::string>{"s t2 n <- x2"}));
 }
 
 TEST(FusionPlanner, BroadcastsAlongARunOfDimensionsAreInlinedOthersAreNot) {
