@@ -201,6 +201,12 @@ std::optional<StridedRead> FusedStridedRead(const Instruction& i) {
   return Flatten(*map, i.shape, i.operands[0]->shape);
 }
 
+bool ReadsThrough(const Instruction& outer, const Instruction& inner) {
+  auto keeps_order = [](const Instruction& i) { return i.opcode == Opcode::kSlice || i.opcode == Opcode::kReverse; };
+  return keeps_order(outer) && keeps_order(inner) && outer.operands.size() == 1 && outer.operands[0] == &inner &&
+         MapOf(outer) && MapOf(inner);
+}
+
 StridedRead ComposedStridedRead(const std::vector<const Instruction*>& chain) {
   IndexMap map = *MapOf(*chain.front());
   for (size_t k = 1; k < chain.size(); ++k) map = Compose(map, *MapOf(*chain[k]));
@@ -454,12 +460,11 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   auto operand_indices = [&](int k, std::vector<int>& out) {
     out.assign(operand_list.begin() + operand_begin[k], operand_list.begin() + operand_begin[k + 1]);
   };
-  // Whether strided read `k` reads through `inner`, a strided read the
-  // loops read in place too (ComposedStridedRead): one read of inner's
-  // operand, never more than reading a stored `inner` would cost.
+  // Whether strided read `k` reads through `inner` (ReadsThrough), which
+  // the loops read in place too: one read of inner's operand.
   auto reads_through = [&](int k, int inner) {
-    return IsStridedReadOp(*instructions[k]) && IsStridedReadOp(*instructions[inner]) && fused_broadcast[inner] &&
-           !stored[inner];
+    return fused_broadcast[k] && fused_broadcast[inner] && !stored[inner] &&
+           ReadsThrough(*instructions[k], *instructions[inner]);
   };
   // Whether loop op `k` is computed inside its one user's loop.
   auto fused_into_user = [&](int k) {
@@ -596,6 +601,20 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
     if (fused) {
       group.members = as_instructions(members);
       for (const Instruction* m : group.members) {
+        if (IsStridedReadOp(*m)) {
+          // What a strided read reads through it reads from memory, even a
+          // member the loop also holds in a register (a broadcast that the
+          // loop reads both as it is and reversed): that one is stored too,
+          // its strided reader being in no group.
+          const Instruction* source = m->operands[0];
+          for (const Instruction* outer = m; in_group[index_of(source)] && ReadsThrough(*outer, *source);
+               outer = source, source = source->operands[0]) {
+          }
+          if (std::find(group.inputs.begin(), group.inputs.end(), source) == group.inputs.end()) {
+            group.inputs.push_back(source);
+          }
+          continue;
+        }
         for (const Instruction* o : m->operands) {
           if (!in_group[index_of(o)] && std::find(group.inputs.begin(), group.inputs.end(), o) == group.inputs.end()) {
             group.inputs.push_back(o);

@@ -33,7 +33,8 @@ struct FusionGroup {
   // The group's instructions in definition order; the root (stored) last.
   // A fused broadcast may be a member of several groups.
   std::vector<const hlo::Instruction*> members;
-  // Values the group reads from memory, in first-read order.
+  // Values the group reads from memory, in first-read order (one a strided
+  // read reads may be a member too, held in a register for the others).
   std::vector<const hlo::Instruction*> inputs;
   // The reduce that computes the root's value as it reads it, or nullptr.
   const hlo::Instruction* reduce = nullptr;
@@ -97,11 +98,16 @@ struct StridedRead {
   int64_t base = 0;
 };
 std::optional<StridedRead> FusedStridedRead(const hlo::Instruction& i);
-// A chain of strided reads, each reading the next (chain[k + 1] is
-// chain[k]'s operand), all of which FusedStridedRead takes, as one read of
-// the last one's operand (JAX's x[::2, ::-3]: a reverse of a slice). The
-// planner makes a loop read every chain whole; an inner read is stored
-// only for a reader outside the loops.
+// Whether strided read `outer` may read through `inner`, its operand: both
+// are slices or reverses (whose maps keep the dimensions' order, so the
+// chain reads the cache lines each would). Transposes are read through by
+// nothing and read through nothing: two that each read few lines per tile
+// can compose into one that reads a line per element.
+bool ReadsThrough(const hlo::Instruction& outer, const hlo::Instruction& inner);
+// A chain of strided reads, each reading through the next (chain[k + 1] is
+// chain[k]'s operand), as one read of the last one's operand (JAX's
+// x[::2, ::-3]: a reverse of a slice). The planner makes a loop read every
+// chain whole; an inner read is stored only for a reader outside the loops.
 StridedRead ComposedStridedRead(const std::vector<const hlo::Instruction*>& chain);
 // Whether `i` is an op FusedStridedRead may take (it reads its operand out
 // of the loop's element order).

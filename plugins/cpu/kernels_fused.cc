@@ -143,6 +143,9 @@ class InstructionMap {
 InstructionMap CountReads(const std::vector<const Instruction*>& members) {
   InstructionMap reads;
   for (const Instruction* m : members) {
+    // A strided read reads memory, never a register, even when what it
+    // reads through is a member too (a slice the loop also reads in place).
+    if (IsStridedReadOp(*m)) continue;
     for (const Instruction* o : m->operands) reads.Add(o, 1);
   }
   reads.Sort();
@@ -737,11 +740,12 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
       // planner fused) to the input they read.
       std::vector<const Instruction*> chain = {&m};
       for (const Instruction* inner = m.operands[0];
-           member_map.Find(inner) && IsStridedReadOp(*inner) && FusedStridedRead(*inner); inner = inner->operands[0]) {
+           member_map.Find(inner) && ReadsThrough(*chain.back(), *inner); inner = inner->operands[0]) {
         chain.push_back(inner);
       }
       const Instruction* source = chain.back()->operands[0];
-      // The planner stores a strided read's source: it is read out of order.
+      // The planner stores a strided read's source and makes it an input,
+      // a member or not: it is read out of order.
       if (std::find(inputs.begin(), inputs.end(), source) == inputs.end()) return nullptr;
       op.a = input_index(source);
       op.strided = static_cast<int>(loop->strided_reads.size());
