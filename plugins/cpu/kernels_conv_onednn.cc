@@ -31,6 +31,7 @@
 
 #include "plugins/cpu/conv_layouts.h"
 #include "plugins/cpu/conv_problem.h"
+#include "plugins/cpu/openmp_float_mode.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -434,6 +435,9 @@ Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttri
   return [=](const Frame& frame) {
     CompiledConvolution& conv = *compiled;
     Ready(conv);
+    // The primitive and its reorders run on OpenMP's team, in this
+    // execution's float mode.
+    MatchTeamFloatMode();
     const dnnl::engine& engine = CpuEngine();
     char* base = static_cast<char*>(frame.At(region));
     dnnl::stream stream(engine);

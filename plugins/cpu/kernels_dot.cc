@@ -15,6 +15,7 @@
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/openmp_float_mode.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -70,6 +71,7 @@ void SplitSgemm(const Parallel& parallel, char transa, char transb, int64_t batc
   const int threads = static_cast<int>(Parallel::Threads());
   if (M * N * K >= kOwnThreadsWork && omp_get_max_threads() >= threads) {
     OpenMpThreads all(threads);
+    MatchTeamFloatMode();  // the team computes in this execution's float mode
     for (int64_t t = 0; t < batch; ++t) gemm(t, 0, M, 0, N);
     return;
   }

@@ -3,15 +3,18 @@
 // smallest normal float is the subnormal IEEE gives; with the option it is
 // zero (FTZ) and a subnormal operand reads as zero (DAZ), on every element
 // of an array large enough that the arena's helper threads compute part of
-// it; the mode lasts for the execution only; it survives the compile
+// it, and on OpenMP's team where oneDNN computes a convolution or a large
+// dot; the mode lasts for the execution only; it survives the compile
 // cache; and an unknown option or value is INVALID_ARGUMENT naming it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anvil/anvil.h"
@@ -93,6 +96,69 @@ TEST(CpuFlushDenormals, WithTheOptionSubnormalResultsAndOperandsAreZeroOnEveryTh
   const Results ieee = RunProgram(session, "flush_denormals=false");
   EXPECT_EQ(CountNot(ieee.product, 1e-20f * 1e-20f), 0);
   EXPECT_EQ(CountNot(ieee.sum, 1e-40f), 0);
+}
+
+// A pointwise convolution that oneDNN runs on OpenMP's team (each output
+// a sum of 64 products of 1e-30 and 1e-10, each product subnormal), and a
+// dot large enough for oneDNN's own threads (2^30 multiply-adds; the same
+// products, 1024 of them in each sum): subnormal sums under IEEE, zero
+// when denormals are flushed, on every thread of the team.
+constexpr int64_t kImage = 96, kChannels = 64, kDotSide = 1024;
+const std::string kTeamProgram =
+    "HloModule m\nENTRY e {\n  x = f32[2," + std::to_string(kImage) + "," + std::to_string(kImage) + "," +
+    std::to_string(kChannels) + "] parameter(0)\n  w = f32[1,1," + std::to_string(kChannels) + "," +
+    std::to_string(kChannels) + "] parameter(1)\n  a = f32[" + std::to_string(kDotSide) + "," +
+    std::to_string(kDotSide) + "] parameter(2)\n  b = f32[" + std::to_string(kDotSide) + "," +
+    std::to_string(kDotSide) + "] parameter(3)\n  c = f32[2," + std::to_string(kImage) + "," +
+    std::to_string(kImage) + "," + std::to_string(kChannels) +
+    "] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n  d = f32[" + std::to_string(kDotSide) +
+    "," + std::to_string(kDotSide) +
+    "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT t = (f32[2," + std::to_string(kImage) +
+    "," + std::to_string(kImage) + "," + std::to_string(kChannels) + "], f32[" + std::to_string(kDotSide) + "," +
+    std::to_string(kDotSide) + "]) tuple(c, d)\n}\n";
+
+// How many elements of the convolution's and of the dot's result are zero.
+std::pair<int64_t, int64_t> ZerosOnTheTeam(anvil::testkit::AbiSession& session, const char* options) {
+  anvil_executable* exe = nullptr;
+  anvil_status* status = session.Compile(kTeamProgram, &exe, options);
+  EXPECT_EQ(status, nullptr) << (status ? anvil_status_get_message(status) : "");
+  if (status) {
+    anvil_status_free(status);
+    return {-1, -1};
+  }
+  const int64_t pixels = 2 * kImage * kImage, side = kDotSide;
+  const std::vector<float> x(static_cast<size_t>(pixels * kChannels), 1e-30f),
+      w(static_cast<size_t>(kChannels * kChannels), 1e-10f), a(static_cast<size_t>(side * side), 1e-30f),
+      b(static_cast<size_t>(side * side), 1e-10f);
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {2, kImage, kImage, kChannels});
+  anvil_buffer* bw = session.FromHost(w.data(), ANVIL_F32, {1, 1, kChannels, kChannels});
+  anvil_buffer* ba = session.FromHost(a.data(), ANVIL_F32, {side, side});
+  anvil_buffer* bb = session.FromHost(b.data(), ANVIL_F32, {side, side});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, bw, ba, bb}, 2);
+  const std::vector<float> conv = session.ToHost<float>(out[0], x.size());
+  const std::vector<float> dot = session.ToHost<float>(out[1], a.size());
+  for (anvil_buffer* buffer : {bx, bw, ba, bb, out[0], out[1]}) anvil_buffer_destroy(buffer);
+  anvil_executable_destroy(exe);
+  auto zeros = [](const std::vector<float>& v) { return static_cast<int64_t>(std::count(v.begin(), v.end(), 0.0f)); };
+  return {zeros(conv), zeros(dot)};
+}
+
+TEST(CpuFlushDenormals, TheOptionReachesOpenMpsTeamForConvolutionsAndLargeDots) {
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  ASSERT_NE(1e-30f * 1e-10f, 0.0f);  // the host's product is subnormal
+  const int64_t conv_size = 2 * kImage * kImage * kChannels, dot_size = kDotSide * kDotSide;
+  // Each thread that runs executions has a team of its own, made with the
+  // mode that thread had then (its threads take their creator's mode):
+  // IEEE and flushed executions in turn, a few times, so that each team
+  // computes in both modes, whichever of the host's threads runs each.
+  for (int round = 0; round < 3; ++round) {
+    const auto ieee = ZerosOnTheTeam(session, "flush_denormals=false");
+    EXPECT_EQ(ieee, std::make_pair(int64_t{0}, int64_t{0})) << "round " << round << ": IEEE sums flushed";
+    const auto flushed = ZerosOnTheTeam(session, "flush_denormals=true");
+    EXPECT_EQ(flushed.first, conv_size) << "round " << round << ": convolution outputs not flushed";
+    EXPECT_EQ(flushed.second, dot_size) << "round " << round << ": dot outputs not flushed";
+  }
 }
 
 TEST(CpuFlushDenormals, TheOptionSurvivesTheCompileCache) {
