@@ -6,6 +6,7 @@
 // (hlo/triangular_solve), so the same bits. Batches split across threads.
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <complex>
 #include <vector>
 
@@ -16,15 +17,21 @@
 namespace anvil::cpu {
 namespace {
 
-// One batch of a real (T) solve: `a` m x m, `b` and `x` rows x cols, all
-// row-major; only the triangle `options` names is read.
+// Part of one batch of a real (T) solve: `a` m x m, `b` and `x` rows x
+// cols, all row-major; only the triangle `options` names is read. The part
+// is right-hand sides [first, last): columns of b for a left-side solve
+// (op(A) X = B), rows for a right-side one (X op(A) = B), each solved on
+// its own.
 template <typename T>
 void SolveReal(const hlo::TriangularSolveOptions& options, int64_t m, int64_t rows, int64_t cols, const T* a,
-               const T* b, T* x) {
+               const T* b, T* x, int64_t first, int64_t last) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
   const Eigen::Map<const Matrix> matrix(a, m, m);
-  Eigen::Map<Matrix> solution(x, rows, cols);
-  solution = Eigen::Map<const Matrix>(b, rows, cols);
+  const int64_t offset = options.left_side ? first : first * cols;
+  const int64_t part_rows = options.left_side ? rows : last - first, part_cols = options.left_side ? last - first : cols;
+  Block solution(x + offset, part_rows, part_cols, Eigen::OuterStride<>(cols));
+  solution = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>(b + offset, part_rows, part_cols, Eigen::OuterStride<>(cols));
   // op(A) is A or (for real types, transpose and adjoint alike) A's
   // transpose, whose stored triangle is the other one.
   const bool transposed = options.transpose != hlo::TriangularSolveOptions::Transpose::kNone;
@@ -50,17 +57,31 @@ void SolveReal(const hlo::TriangularSolveOptions& options, int64_t m, int64_t ro
   }
 }
 
+// Right-hand sides fewer than this to a part are solved with the others:
+// Eigen's solver works on panels of them.
+constexpr int64_t kMinSidesPerPart = 16;
+
+// Batches split across the host's threads, and a batch's right-hand sides
+// too when there are fewer batches than threads (JAX's solve_triangular of
+// one 512 x 512 system with 256 right-hand sides, with the fused loop that
+// makes the matrix: 3.5-5.3 -> 2.6-3.0 ms medians on two threads).
 template <typename T>
 Kernel RealTriangularSolve(const hlo::TriangularSolveOptions& options, int64_t batches, int64_t m, int64_t rows,
                            int64_t cols, const std::vector<Slot>& in, const Slot& out) {
+  const int64_t sides = options.left_side ? cols : rows;
   return [=](const Frame& frame) {
     const T* matrices = static_cast<const T*>(frame.At(in[0]));
     const T* rhs = static_cast<const T*>(frame.At(in[1]));
     T* result = static_cast<T*>(frame.At(out));
-    frame.parallel->ForEachThread(batches, [&](int64_t lo, int64_t hi) {
-      for (int64_t batch = lo; batch < hi; ++batch) {
+    const int64_t threads = Parallel::Threads();
+    const int64_t parts = batches >= threads ? 1
+                                             : std::max<int64_t>(1, std::min((threads + batches - 1) / batches,
+                                                                             sides / kMinSidesPerPart));
+    frame.parallel->ForEachThread(batches * parts, [&](int64_t lo, int64_t hi) {
+      for (int64_t item = lo; item < hi; ++item) {
+        const int64_t batch = item / parts, part = item % parts;
         SolveReal(options, m, rows, cols, matrices + batch * m * m, rhs + batch * rows * cols,
-                  result + batch * rows * cols);
+                  result + batch * rows * cols, sides * part / parts, sides * (part + 1) / parts);
       }
     });
   };
