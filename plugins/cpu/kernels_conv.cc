@@ -12,6 +12,7 @@
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/openmp_threads.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -143,6 +144,9 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
       }
     }
     frame.parallel->For(batch * g, 1, [&](int64_t lo, int64_t hi) {
+      // Each item's sgemm on this thread alone, in its float mode: the
+      // items are split across the arena already.
+      const OpenMpThreads one(1);
       std::vector<float> patches(static_cast<size_t>(positions * depth)), product(static_cast<size_t>(positions * cout_g));
       for (int64_t item = lo; item < hi; ++item) {
         const int64_t b = item / g, grp = item % g;

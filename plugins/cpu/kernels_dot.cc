@@ -16,6 +16,7 @@
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/openmp_float_mode.h"
+#include "plugins/cpu/openmp_threads.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -34,16 +35,6 @@ using hlo::ElementType;
 // (medians of 15 runs) against 53.7-54.6 ms threaded by oneDNN, which
 // matches oneDNN's own sgemm run alone (bench/sgemm_peer.cc); the spin of
 // libgomp's threads after it is small beside such a product.
-class OpenMpThreads {
- public:
-  explicit OpenMpThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~OpenMpThreads() { omp_set_num_threads(previous_); }
-  OpenMpThreads(const OpenMpThreads&) = delete;
-  OpenMpThreads& operator=(const OpenMpThreads&) = delete;
-
- private:
-  int previous_;
-};
 
 // M * N * K from which a single product runs on oneDNN's own threads.
 constexpr int64_t kOwnThreadsWork = int64_t{1} << 30;

@@ -57,9 +57,12 @@ void SolveReal(const hlo::TriangularSolveOptions& options, int64_t m, int64_t ro
   }
 }
 
-// Right-hand sides fewer than this to a part are solved with the others:
-// Eigen's solver works on panels of them.
-constexpr int64_t kMinSidesPerPart = 16;
+// Right-hand sides fewer than this to a part are solved with the others,
+// and parts begin at multiples of it: Eigen's solver works on panels of
+// right-hand sides, so a part that begins where a panel would solves each
+// side as the whole would, and a result is the same on any number of
+// threads.
+constexpr int64_t kSidesPerPanel = 16;
 
 // Batches split across the host's threads, and a batch's right-hand sides
 // too when there are fewer batches than threads (JAX's solve_triangular of
@@ -70,18 +73,24 @@ Kernel RealTriangularSolve(const hlo::TriangularSolveOptions& options, int64_t b
                            int64_t cols, const std::vector<Slot>& in, const Slot& out) {
   const int64_t sides = options.left_side ? cols : rows;
   return [=](const Frame& frame) {
+    if (batches == 0) return;
     const T* matrices = static_cast<const T*>(frame.At(in[0]));
     const T* rhs = static_cast<const T*>(frame.At(in[1]));
     T* result = static_cast<T*>(frame.At(out));
     const int64_t threads = Parallel::Threads();
     const int64_t parts = batches >= threads ? 1
                                              : std::max<int64_t>(1, std::min((threads + batches - 1) / batches,
-                                                                             sides / kMinSidesPerPart));
-    frame.parallel->ForEachThread(batches * parts, [&](int64_t lo, int64_t hi) {
+                                                                             sides / kSidesPerPanel));
+    // Part p's first right-hand side, a multiple of kSidesPerPanel (parts
+    // hold at least that many each, so none is empty).
+    auto first_of = [&](int64_t part) {
+      return part == parts ? sides : sides * part / parts / kSidesPerPanel * kSidesPerPanel;
+    };
+    frame.parallel->For(batches * parts, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t item = lo; item < hi; ++item) {
         const int64_t batch = item / parts, part = item % parts;
         SolveReal(options, m, rows, cols, matrices + batch * m * m, rhs + batch * rows * cols,
-                  result + batch * rows * cols, sides * part / parts, sides * (part + 1) / parts);
+                  result + batch * rows * cols, first_of(part), first_of(part + 1));
       }
     });
   };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,66 +99,105 @@ TEST(CpuFlushDenormals, WithTheOptionSubnormalResultsAndOperandsAreZeroOnEveryTh
   EXPECT_EQ(CountNot(ieee.sum, 1e-40f), 0);
 }
 
-// A pointwise convolution that oneDNN runs on OpenMP's team (each output
-// a sum of 64 products of 1e-30 and 1e-10, each product subnormal), and a
-// dot large enough for oneDNN's own threads (2^30 multiply-adds; the same
-// products, 1024 of them in each sum): subnormal sums under IEEE, zero
-// when denormals are flushed, on every thread of the team.
-constexpr int64_t kImage = 96, kChannels = 64, kDotSide = 1024;
-const std::string kTeamProgram =
-    "HloModule m\nENTRY e {\n  x = f32[2," + std::to_string(kImage) + "," + std::to_string(kImage) + "," +
-    std::to_string(kChannels) + "] parameter(0)\n  w = f32[1,1," + std::to_string(kChannels) + "," +
-    std::to_string(kChannels) + "] parameter(1)\n  a = f32[" + std::to_string(kDotSide) + "," +
-    std::to_string(kDotSide) + "] parameter(2)\n  b = f32[" + std::to_string(kDotSide) + "," +
-    std::to_string(kDotSide) + "] parameter(3)\n  c = f32[2," + std::to_string(kImage) + "," +
-    std::to_string(kImage) + "," + std::to_string(kChannels) +
-    "] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n  d = f32[" + std::to_string(kDotSide) +
-    "," + std::to_string(kDotSide) +
-    "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT t = (f32[2," + std::to_string(kImage) +
-    "," + std::to_string(kImage) + "," + std::to_string(kChannels) + "], f32[" + std::to_string(kDotSide) + "," +
-    std::to_string(kDotSide) + "]) tuple(c, d)\n}\n";
+// Programs whose steps run oneDNN on OpenMP's team, or on one thread each
+// where a kernel splits its work across the arena: a pointwise convolution
+// that oneDNN runs on the team, and a dot large enough for oneDNN's own
+// threads (2^30 multiply-adds); and alone, so that no other step sets the
+// team's mode first, a 1-D convolution of a dilated input at stride 2,
+// which oneDNN is not asked for (im2col and an sgemm). Each output is a
+// sum of products of 1e-30 and 1e-10, each product subnormal (64 of them,
+// or 1024 in the dot's): nonzero under IEEE, zero when denormals are
+// flushed, on every thread.
+constexpr int64_t kImage = 96, kChannels = 64, kLine = 16384, kDotSide = 1024;
+std::string Dims(std::initializer_list<int64_t> dims) {
+  std::string s = "f32[";
+  for (int64_t d : dims) s += (s.size() > 4 ? "," : "") + std::to_string(d);
+  return s + "]";
+}
 
-// How many elements of the convolution's and of the dot's result are zero.
-std::pair<int64_t, int64_t> ZerosOnTheTeam(anvil::testkit::AbiSession& session, const char* options) {
+struct TeamProgram {
+  std::string text;
+  std::vector<std::vector<int64_t>> inputs, results;
+};
+
+std::vector<TeamProgram> TeamPrograms() {
+  const std::vector<int64_t> image = {2, kImage, kImage, kChannels}, pointwise = {1, 1, kChannels, kChannels},
+                             square = {kDotSide, kDotSide}, line = {1, kLine, kChannels},
+                             taps = {1, kChannels, kChannels};
+  TeamProgram onednn{"HloModule m\nENTRY e {\n  x = " + Dims({2, kImage, kImage, kChannels}) +
+                         " parameter(0)\n  w = " + Dims({1, 1, kChannels, kChannels}) + " parameter(1)\n  a = " +
+                         Dims({kDotSide, kDotSide}) + " parameter(2)\n  b = " + Dims({kDotSide, kDotSide}) +
+                         " parameter(3)\n  c = " + Dims({2, kImage, kImage, kChannels}) +
+                         " convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n  d = " +
+                         Dims({kDotSide, kDotSide}) +
+                         " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT t = (" +
+                         Dims({2, kImage, kImage, kChannels}) + ", " + Dims({kDotSide, kDotSide}) +
+                         ") tuple(c, d)\n}\n",
+                     {image, pointwise, square, square},
+                     {image, square}};
+  TeamProgram im2col{"HloModule m\nENTRY e {\n  l = " + Dims({1, kLine, kChannels}) + " parameter(0)\n  w = " +
+                         Dims({1, kChannels, kChannels}) + " parameter(1)\n  c = " + Dims({1, kLine, kChannels}) +
+                         " convolution(l, w), window={size=1 stride=2 lhs_dilate=2}, dim_labels=b0f_0io->b0f\n  "
+                         "ROOT t = (" +
+                         Dims({1, kLine, kChannels}) + ") tuple(c)\n}\n",
+                     {line, taps},
+                     {line}};
+  return {onednn, im2col};
+}
+
+int64_t Elements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// How many elements of each of the program's results are zero. Its first
+// input is 1e-30 everywhere, and the others 1e-10 (the dot's second
+// operand too).
+std::vector<int64_t> Zeros(anvil::testkit::AbiSession& session, const TeamProgram& program, const char* options) {
   anvil_executable* exe = nullptr;
-  anvil_status* status = session.Compile(kTeamProgram, &exe, options);
+  anvil_status* status = session.Compile(program.text, &exe, options);
   EXPECT_EQ(status, nullptr) << (status ? anvil_status_get_message(status) : "");
   if (status) {
     anvil_status_free(status);
-    return {-1, -1};
+    return {};
   }
-  const int64_t pixels = 2 * kImage * kImage, side = kDotSide;
-  const std::vector<float> x(static_cast<size_t>(pixels * kChannels), 1e-30f),
-      w(static_cast<size_t>(kChannels * kChannels), 1e-10f), a(static_cast<size_t>(side * side), 1e-30f),
-      b(static_cast<size_t>(side * side), 1e-10f);
-  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {2, kImage, kImage, kChannels});
-  anvil_buffer* bw = session.FromHost(w.data(), ANVIL_F32, {1, 1, kChannels, kChannels});
-  anvil_buffer* ba = session.FromHost(a.data(), ANVIL_F32, {side, side});
-  anvil_buffer* bb = session.FromHost(b.data(), ANVIL_F32, {side, side});
-  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, bw, ba, bb}, 2);
-  const std::vector<float> conv = session.ToHost<float>(out[0], x.size());
-  const std::vector<float> dot = session.ToHost<float>(out[1], a.size());
-  for (anvil_buffer* buffer : {bx, bw, ba, bb, out[0], out[1]}) anvil_buffer_destroy(buffer);
+  std::vector<std::vector<float>> data;
+  std::vector<anvil_buffer*> in;
+  for (size_t k = 0; k < program.inputs.size(); ++k) {
+    const bool small = k == 0 || (program.inputs.size() == 4 && k == 2);  // x, and the dot's first operand
+    data.emplace_back(static_cast<size_t>(Elements(program.inputs[k])), small ? 1e-30f : 1e-10f);
+    in.push_back(session.FromHost(data.back().data(), ANVIL_F32, program.inputs[k]));
+  }
+  std::vector<anvil_buffer*> out = session.Execute(exe, in, program.results.size());
+  std::vector<int64_t> zeros;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const std::vector<float> v = session.ToHost<float>(out[k], static_cast<size_t>(Elements(program.results[k])));
+    zeros.push_back(static_cast<int64_t>(std::count(v.begin(), v.end(), 0.0f)));
+  }
+  for (anvil_buffer* buffer : in) anvil_buffer_destroy(buffer);
+  for (anvil_buffer* buffer : out) anvil_buffer_destroy(buffer);
   anvil_executable_destroy(exe);
-  auto zeros = [](const std::vector<float>& v) { return static_cast<int64_t>(std::count(v.begin(), v.end(), 0.0f)); };
-  return {zeros(conv), zeros(dot)};
+  return zeros;
 }
 
 TEST(CpuFlushDenormals, TheOptionReachesOpenMpsTeamForConvolutionsAndLargeDots) {
   anvil::testkit::AbiSession session("cpu");
   ASSERT_TRUE(session.ok()) << session.error();
-  ASSERT_NE(1e-30f * 1e-10f, 0.0f);  // the host's product is subnormal
-  const int64_t conv_size = 2 * kImage * kImage * kChannels, dot_size = kDotSide * kDotSide;
   // Each thread that runs executions has a team of its own, made with the
   // mode that thread had then (its threads take their creator's mode):
   // IEEE and flushed executions in turn, a few times, so that each team
   // computes in both modes, whichever of the host's threads runs each.
-  for (int round = 0; round < 3; ++round) {
-    const auto ieee = ZerosOnTheTeam(session, "flush_denormals=false");
-    EXPECT_EQ(ieee, std::make_pair(int64_t{0}, int64_t{0})) << "round " << round << ": IEEE sums flushed";
-    const auto flushed = ZerosOnTheTeam(session, "flush_denormals=true");
-    EXPECT_EQ(flushed.first, conv_size) << "round " << round << ": convolution outputs not flushed";
-    EXPECT_EQ(flushed.second, dot_size) << "round " << round << ": dot outputs not flushed";
+  for (const TeamProgram& program : TeamPrograms()) {
+    std::vector<int64_t> all;
+    for (const auto& dims : program.results) all.push_back(Elements(dims));
+    const std::vector<int64_t> none(program.results.size(), 0);
+    for (int round = 0; round < 3; ++round) {
+      EXPECT_EQ(Zeros(session, program, "flush_denormals=false"), none)
+          << "round " << round << ": IEEE sums of subnormal products flushed in\n" << program.text;
+      EXPECT_EQ(Zeros(session, program, "flush_denormals=true"), all)
+          << "round " << round << ": outputs not flushed in\n" << program.text;
+    }
   }
 }
 
