@@ -59,9 +59,13 @@ void SolveReal(const hlo::TriangularSolveOptions& options, int64_t m, int64_t ro
 
 // Right-hand sides fewer than this to a part are solved with the others,
 // and parts begin at multiples of it: Eigen's solver works on panels of
-// right-hand sides, so a part that begins where a panel would solves each
-// side as the whole would, and a result is the same on any number of
-// threads.
+// right-hand sides (8 floats or 4 doubles wide as the plugin compiles it,
+// for the x86-64 baseline), so a part that begins where a panel would
+// solves each side as the whole would, and a result is the same on any
+// number of threads. Checked by a throwaway program against the whole
+// solve: square 37 to 513, 33 to 300 sides, left and right, f32 and f64,
+// all identical. Built with -march=native (wider panels), 16 of those 60
+// f32 cases differed in some bits.
 constexpr int64_t kSidesPerPanel = 16;
 
 // Batches split across the host's threads, and a batch's right-hand sides
