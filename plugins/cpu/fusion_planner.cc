@@ -606,10 +606,10 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
           // member the loop also holds in a register (a broadcast that the
           // loop reads both as it is and reversed): that one is stored too,
           // its strided reader being in no group.
-          const Instruction* source = m->operands[0];
-          for (const Instruction* outer = m; in_group[index_of(source)] && ReadsThrough(*outer, *source);
-               outer = source, source = source->operands[0]) {
-          }
+          const Instruction* source =
+              StridedReadChain(*m, [&](const Instruction* i) { return in_group[index_of(i)] != 0; })
+                  .back()
+                  ->operands[0];
           if (std::find(group.inputs.begin(), group.inputs.end(), source) == group.inputs.end()) {
             group.inputs.push_back(source);
           }

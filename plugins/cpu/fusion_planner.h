@@ -109,6 +109,19 @@ bool ReadsThrough(const hlo::Instruction& outer, const hlo::Instruction& inner);
 // x[::2, ::-3]: a reverse of a slice). The planner makes a loop read every
 // chain whole; an inner read is stored only for a reader outside the loops.
 StridedRead ComposedStridedRead(const std::vector<const hlo::Instruction*>& chain);
+// The chain a group's strided read `read` reads as one: `read`, then each
+// operand it reads through that `is_member` says the group holds too. The
+// last one's operand is what the loop reads from memory, the group's input
+// (the planner and the loop's kernel both walk it so).
+template <typename IsMember>
+std::vector<const hlo::Instruction*> StridedReadChain(const hlo::Instruction& read, IsMember&& is_member) {
+  std::vector<const hlo::Instruction*> chain = {&read};
+  for (const hlo::Instruction* inner = read.operands[0]; is_member(inner) && ReadsThrough(*chain.back(), *inner);
+       inner = inner->operands[0]) {
+    chain.push_back(inner);
+  }
+  return chain;
+}
 // Whether `i` is an op FusedStridedRead may take (it reads its operand out
 // of the loop's element order).
 bool IsStridedReadOp(const hlo::Instruction& i);

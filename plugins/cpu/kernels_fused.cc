@@ -738,11 +738,8 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     if (FusedStridedRead(m)) {
       // Through the strided reads the group holds (links of a chain the
       // planner fused) to the input they read.
-      std::vector<const Instruction*> chain = {&m};
-      for (const Instruction* inner = m.operands[0];
-           member_map.Find(inner) && ReadsThrough(*chain.back(), *inner); inner = inner->operands[0]) {
-        chain.push_back(inner);
-      }
+      const std::vector<const Instruction*> chain =
+          StridedReadChain(m, [&](const Instruction* i) { return member_map.Find(i) != nullptr; });
       const Instruction* source = chain.back()->operands[0];
       // The planner stores a strided read's source and makes it an input,
       // a member or not: it is read out of order.

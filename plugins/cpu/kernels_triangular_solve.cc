@@ -75,21 +75,21 @@ constexpr int64_t kSidesPerPanel = 16;
 template <typename T>
 Kernel RealTriangularSolve(const hlo::TriangularSolveOptions& options, int64_t batches, int64_t m, int64_t rows,
                            int64_t cols, const std::vector<Slot>& in, const Slot& out) {
+  if (batches == 0) return [](const Frame&) {};
   const int64_t sides = options.left_side ? cols : rows;
+  const int64_t threads = Parallel::Threads();
+  const int64_t parts = batches >= threads ? 1
+                                           : std::max<int64_t>(1, std::min((threads + batches - 1) / batches,
+                                                                           sides / kSidesPerPanel));
+  // Part p's first right-hand side, a multiple of kSidesPerPanel (parts
+  // hold at least that many each, so none is empty).
+  auto first_of = [=](int64_t part) {
+    return part == parts ? sides : sides * part / parts / kSidesPerPanel * kSidesPerPanel;
+  };
   return [=](const Frame& frame) {
-    if (batches == 0) return;
     const T* matrices = static_cast<const T*>(frame.At(in[0]));
     const T* rhs = static_cast<const T*>(frame.At(in[1]));
     T* result = static_cast<T*>(frame.At(out));
-    const int64_t threads = Parallel::Threads();
-    const int64_t parts = batches >= threads ? 1
-                                             : std::max<int64_t>(1, std::min((threads + batches - 1) / batches,
-                                                                             sides / kSidesPerPanel));
-    // Part p's first right-hand side, a multiple of kSidesPerPanel (parts
-    // hold at least that many each, so none is empty).
-    auto first_of = [&](int64_t part) {
-      return part == parts ? sides : sides * part / parts / kSidesPerPanel * kSidesPerPanel;
-    };
     frame.parallel->For(batches * parts, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t item = lo; item < hi; ++item) {
         const int64_t batch = item / parts, part = item % parts;
