@@ -98,4 +98,15 @@ T CombineRowInLanes(Isa isa, const T* row, int64_t groups, Combine combine) {
   return CombineRowInLanesBaseline<kLanes>(row, groups, combine);
 }
 
+// `len` (at least 1) elements combined by an order-free reducer (max, min,
+// and, or, integer add and multiply): whole groups in lanes, the rest after
+// them. One chunk of a long row, which any thread may compute.
+template <int kLanes, typename T, typename Combine>
+T CombineChunk(Isa isa, const T* chunk, int64_t len, Combine combine) {
+  const int64_t groups = len / kLanes;
+  T acc = groups > 0 ? CombineRowInLanes<kLanes>(isa, chunk, groups, combine) : chunk[0];
+  for (int64_t k = groups > 0 ? groups * kLanes : 1; k < len; ++k) acc = combine(acc, chunk[k]);
+  return acc;
+}
+
 }  // namespace anvil::cpu

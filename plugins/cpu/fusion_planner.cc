@@ -382,18 +382,34 @@ std::optional<std::vector<int64_t>> BlockReducedDims(const Instruction& i) {
 
 }  // namespace
 
-bool RowReduceInBlocks(const Instruction& i) {
+namespace {
+
+// The elements of each row `i` reduces, when its reduced dimensions are the
+// last ones, in order (BlockReducedDims), else 0.
+int64_t ReducedRow(const Instruction& i) {
   const auto dims = BlockReducedDims(i);
-  if (!dims) return false;
+  if (!dims) return 0;
   const hlo::Shape& in = i.operands[0]->shape;
-  // The reduced dimensions are the last ones, in order.
   const int64_t first = in.rank() - static_cast<int64_t>(dims->size());
   int64_t row = 1;
   for (size_t k = 0; k < dims->size(); ++k) {
-    if ((*dims)[k] != first + static_cast<int64_t>(k)) return false;
+    if ((*dims)[k] != first + static_cast<int64_t>(k)) return 0;
     row *= in.dims()[(*dims)[k]];
   }
+  return row;
+}
+
+}  // namespace
+
+bool RowReduceInBlocks(const Instruction& i) {
+  const int64_t row = ReducedRow(i);
   return row >= 1 && row <= kMaxBlockedRow;
+}
+
+bool RowReduceInChunks(const Instruction& i) {
+  if (ReducedRow(i) <= kMaxBlockedRow) return false;
+  const std::optional<Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
+  return op == Opcode::kAdd || op == Opcode::kMaximum || op == Opcode::kMinimum;
 }
 
 bool ColumnReduceInBlocks(const Instruction& i) {
@@ -640,7 +656,10 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   // the reduce then stores as it computes it (root_stored).
   plan.reduce_group.assign(n, -1);
   for (size_t k = 0; k < n; ++k) {
-    if (!RowReduceInBlocks(*instructions[k]) && !ColumnReduceInBlocks(*instructions[k])) continue;
+    if (!RowReduceInBlocks(*instructions[k]) && !RowReduceInChunks(*instructions[k]) &&
+        !ColumnReduceInBlocks(*instructions[k])) {
+      continue;
+    }
     const int o = operand_list[operand_begin[k]];
     if (stored[o] || !loop_op[o] || recomputed[o] || operand_list[operand_begin[k] + 1] == o) continue;
     // Read by the reduce alone, or by others too, all after it: the

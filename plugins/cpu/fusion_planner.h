@@ -146,6 +146,12 @@ bool SharesOperandMemory(const hlo::Instruction& i);
 inline constexpr int64_t kMaxBlockedRow = int64_t{1} << 14;
 bool RowReduceInBlocks(const hlo::Instruction& i);
 
+// Whether `i` reduces rows longer than that in chunks (row_sums.h's
+// kRowSumChunk elements, kMaxBlockedRow): the same reduces by add, maximum
+// or minimum (a product's order would change), a whole array's loss or
+// norm; its fused kernel shares each row's chunks between threads.
+bool RowReduceInChunks(const hlo::Instruction& i);
+
 // Whether `i` reduces the columns of an f32 array in blocks of rows: the
 // same reduces over the outermost dimensions instead (softmax or mean over
 // axis 0, a bias or batch-norm gradient), with at least kMinColumnsPerThread

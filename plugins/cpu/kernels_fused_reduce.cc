@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "hlo/patterns.h"
 #include "plugins/cpu/column_sums.h"
@@ -65,17 +66,75 @@ struct BlockKernels {
   Kernel full, last;
 };
 
+// The chunk rule (row_sums.h) begins where blocks of rows end, so a row is
+// reduced in blocks or in chunks, never both, and either way with the
+// unfused reduce's bits.
+static_assert(kMaxBlockedRow == kRowSumChunk);
+
+// A reduce of long rows (RowReduceInChunks): every chunk of every row is
+// computed by the group's loop into L2 (or straight into the stored root)
+// and reduced there, on any thread; each row then combines its chunks'
+// results in order from the initial value, as the reduce kernel does
+// (kernels_reduce.cc's SplitLongRows). (x * x).mean() of f32[4096, 4096]
+// is one pass over x.
+template <typename Acc, typename Combine>
+Kernel ChunkedRowReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, int64_t row, const Slot& init,
+                        const Slot& out, std::optional<Slot> root_out, Combine combine) {
+  constexpr bool kSum = std::is_same_v<Acc, double>;
+  [[maybe_unused]] constexpr int kLanes = 32;
+  const int64_t chunks = RowChunks(row);
+  return [=](const Frame& frame) {
+    const float start = *static_cast<const float*>(frame.At(init));
+    float* y = static_cast<float*>(frame.At(out));
+    float* stored = root_out ? static_cast<float*>(frame.At(*root_out)) : nullptr;
+    const Isa isa = HostIsa();
+    std::vector<Acc> partial(static_cast<size_t>(rows * chunks));
+    frame.parallel->For(rows * chunks, 1, [&](int64_t lo, int64_t hi) {
+      const std::unique_ptr<float[]> buffer(stored ? nullptr : new float[kRowSumChunk]);
+      for (int64_t p = lo; p < hi; ++p) {
+        const int64_t begin = p / chunks * row + p % chunks * kRowSumChunk;
+        const int64_t len = std::min(kRowSumChunk, row - p % chunks * kRowSumChunk);
+        float* values = stored ? stored + begin : buffer.get();
+        loop->Run(frame, begin, begin + len, values);
+        if constexpr (kSum) {
+          partial[p] = RowChunkSum(values, len);
+        } else {
+          partial[p] = CombineChunk<kLanes>(isa, values, len, combine);
+        }
+      }
+    });
+    for (int64_t r = 0; r < rows; ++r) {
+      Acc acc = start;
+      for (int64_t c = 0; c < chunks; ++c) acc = combine(acc, partial[r * chunks + c]);
+      y[r] = static_cast<float>(acc);
+    }
+  };
+}
+
 }  // namespace
 
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
                             const Slot& init, const Slot& out, std::optional<Slot> root_out) {
-  if (!RowReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
+  const bool chunked = RowReduceInChunks(reduce);
+  if ((!RowReduceInBlocks(reduce) && !chunked) || members.empty() || members.back() != reduce.operands[0]) {
+    return nullptr;
+  }
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
   std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
   if (!op || !loop) return nullptr;
   const int64_t rows = reduce.shape.ElementCount();
   const int64_t row = reduce.operands[0]->shape.ElementCount() / rows;
+  if (chunked) {
+    if (*op == hlo::Opcode::kAdd) {
+      return ChunkedRowReduce<double>(loop, rows, row, init, out, root_out, [](double a, double b) { return a + b; });
+    }
+    Kernel kernel;
+    reducer::Visit<float>(*op, [&](auto combine) {
+      kernel = ChunkedRowReduce<float>(loop, rows, row, init, out, root_out, combine);
+    });
+    return kernel;
+  }
   // Whole groups of the row-sum kernel's rows to a block.
   const int64_t block_rows = std::max(kSumRows, kBlockElements / row / kSumRows * kSumRows);
   const int64_t blocks = (rows + block_rows - 1) / block_rows;

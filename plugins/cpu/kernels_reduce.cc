@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "hlo/attributes.h"
 #include "hlo/patterns.h"
@@ -41,6 +42,50 @@ using hlo::Opcode;
 //    vectorised across the rows, or for long rows in 32 lanes of doubles
 //    each, folded at the end; the last rows, fewer than kSumRows, the same
 //    way one at a time (SumRowInDouble).
+// Few outputs of long contiguous rows (output o's row at o * inner): the
+// rows' chunks of kRowSumChunk elements are computed on any thread, and
+// each output then combines its chunks' results in order, from the initial
+// value. An f32 sum (Acc double) takes row_sums.h's chunk rule, so its
+// bits are those of the one-thread row loop; an order-free reducer's
+// result is the same however its row is divided.
+template <typename T, typename Acc, typename Combine>
+Kernel SplitLongRows(Slot in, Slot init, Slot out, int64_t outputs, int64_t inner, Combine combine) {
+  constexpr bool kF32Sum = std::is_same_v<T, float> && std::is_same_v<Acc, double>;
+  [[maybe_unused]] constexpr int64_t kLanes = 32;
+  const int64_t chunks = RowChunks(inner);
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    const T start = *static_cast<const T*>(frame.At(init));
+    T* y = static_cast<T*>(frame.At(out));
+    const Isa isa = HostIsa();
+    std::vector<Acc> partial(static_cast<size_t>(outputs * chunks));
+    frame.parallel->For(outputs * chunks, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const T* row = x + p / chunks * inner;
+        const int64_t c = p % chunks;
+        const T* chunk = row + c * kRowSumChunk;
+        const int64_t len = std::min(kRowSumChunk, inner - c * kRowSumChunk);
+        if constexpr (kF32Sum) {
+          partial[p] = RowChunkSum(chunk, len);
+        } else {
+          partial[p] = CombineChunk<kLanes>(isa, chunk, len, combine);
+        }
+      }
+    });
+    for (int64_t o = 0; o < outputs; ++o) {
+      Acc acc = start;
+      for (int64_t c = 0; c < chunks; ++c) {
+        if constexpr (kF32Sum) {
+          acc += partial[o * chunks + c];
+        } else {
+          acc = combine(acc, partial[o * chunks + c]);
+        }
+      }
+      y[o] = static_cast<T>(acc);
+    }
+  };
+}
+
 // Acc: the accumulator's type (double for f32 sums, see ReduceOf).
 // The widest column block: its accumulators stay in L1 (4 KB of doubles).
 constexpr int64_t kColumnBlock = 512;
@@ -72,6 +117,12 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
   const int64_t units = columns ? outputs / last * blocks_per_row : (outputs + kRowGroup - 1) / kRowGroup;
   const int64_t unit_outputs = columns ? std::min(last, column_block) : kRowGroup;
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, inner * unit_outputs));
+  // Fewer units than threads, of long rows (a whole array's sum, max or
+  // min): each row's chunks are shared between the threads instead.
+  if (!columns && contiguous_rows && (kF32Sum || lanes) && units < Parallel::Threads() &&
+      inner >= 2 * kRowSumChunk) {
+    return SplitLongRows<T, Acc>(in, init, out, outputs, inner, combine);
+  }
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
     const T start = *static_cast<const T*>(frame.At(init));

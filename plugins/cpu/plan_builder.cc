@@ -617,7 +617,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       Kernel kernel;
       if (!reduce) {
         kernel = FusedElementwiseKernel(group.members, group.inputs, in, result);
-      } else if (RowReduceInBlocks(i)) {
+      } else if (RowReduceInBlocks(i) || RowReduceInChunks(i)) {
         kernel = FusedRowReduceKernel(i, group.members, group.inputs, in, SlotOf(ValueOf(i.operands[1])), result, root);
       } else {
         kernel =

@@ -17,13 +17,36 @@ struct ReducedDims {
   std::vector<int64_t> kept_dims, kept_strides, reduced_dims, reduced_strides;
 };
 
+// Dimensions of size 1 are dropped (their index is always 0), and runs of
+// neighbouring kept dimensions, or of neighbouring reduced ones, are merged
+// into one (row-major, a run is one dimension of their product with the
+// innermost's stride): the positions come in the same order, so no result
+// changes, and a reduce of a whole [4096, 4096] is one contiguous row of
+// 16M elements for the kernels' row loops rather than an odometer of two
+// dimensions walked an element at a time. A reduce that reduces only
+// dimensions of size 1 keeps one, so reduced_dims is never empty when
+// `reduced` is not.
 inline ReducedDims SplitReduced(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced) {
   const std::vector<int64_t> strides = RowMajorStrides(dims);
   ReducedDims r;
+  int last_kind = -1;  // of the last dimension taken: 0 kept, 1 reduced
   for (size_t d = 0; d < dims.size(); ++d) {
     const bool is_reduced = std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) != reduced.end();
-    (is_reduced ? r.reduced_dims : r.kept_dims).push_back(dims[d]);
-    (is_reduced ? r.reduced_strides : r.kept_strides).push_back(strides[d]);
+    if (dims[d] == 1) continue;
+    std::vector<int64_t>& to_dims = is_reduced ? r.reduced_dims : r.kept_dims;
+    std::vector<int64_t>& to_strides = is_reduced ? r.reduced_strides : r.kept_strides;
+    if (last_kind == static_cast<int>(is_reduced)) {
+      to_dims.back() *= dims[d];
+      to_strides.back() = strides[d];
+    } else {
+      to_dims.push_back(dims[d]);
+      to_strides.push_back(strides[d]);
+    }
+    last_kind = static_cast<int>(is_reduced);
+  }
+  if (r.reduced_dims.empty() && !reduced.empty()) {
+    r.reduced_dims.push_back(1);
+    r.reduced_strides.push_back(1);
   }
   return r;
 }

@@ -19,6 +19,8 @@
 // its time in order.)
 #include "plugins/cpu/row_sums.h"
 
+#include <algorithm>
+
 #include "plugins/cpu/row_tiles.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -200,7 +202,38 @@ void SumInLanes(Isa isa, const float* a, const float* b, int64_t inner, double* 
 
 }  // namespace
 
+namespace {
+
+// A row of at most kRowSumChunk elements (or one chunk of a longer row).
+void SumShortRow(Isa isa, const float* row, int64_t inner, double* acc) {
+  if (inner >= kLaneSumMinRow) return SumInLanes(isa, row, nullptr, inner, acc, nullptr);
+  for (int64_t k = 0; k < inner; ++k) *acc += static_cast<double>(row[k]);
+}
+
+// Two long rows a chunk at a time, each chunk's sum added to its row's
+// accumulator (b may be null).
+void SumChunked(Isa isa, const float* a, const float* b, int64_t inner, double* acc_a, double* acc_b) {
+  for (int64_t k = 0; k < inner; k += kRowSumChunk) {
+    const int64_t len = std::min(kRowSumChunk, inner - k);
+    double sa = 0, sb = 0;
+    if (len >= kLaneSumMinRow) {
+      SumInLanes(isa, a + k, b ? b + k : nullptr, len, &sa, &sb);
+    } else {
+      SumShortRow(isa, a + k, len, &sa);
+      if (b) SumShortRow(isa, b + k, len, &sb);
+    }
+    *acc_a += sa;
+    if (b) *acc_b += sb;
+  }
+}
+
+}  // namespace
+
 void SumRowsInDoubleWith(Isa isa, const float* x, const int64_t* bases, int64_t inner, double* acc) {
+  if (inner > kRowSumChunk) {
+    for (int64_t j = 0; j < kSumRows; j += 2) SumChunked(isa, x + bases[j], x + bases[j + 1], inner, &acc[j], &acc[j + 1]);
+    return;
+  }
   if (inner >= kLaneSumMinRow) {
     for (int64_t j = 0; j < kSumRows; j += 2) SumInLanes(isa, x + bases[j], x + bases[j + 1], inner, &acc[j], &acc[j + 1]);
     return;
@@ -217,10 +250,16 @@ void SumRowsInDouble(const float* x, const int64_t* bases, int64_t inner, double
 }
 
 void SumRowInDoubleWith(Isa isa, const float* row, int64_t inner, double* acc) {
-  if (inner >= kLaneSumMinRow) return SumInLanes(isa, row, nullptr, inner, acc, nullptr);
-  for (int64_t k = 0; k < inner; ++k) *acc += static_cast<double>(row[k]);
+  if (inner > kRowSumChunk) return SumChunked(isa, row, nullptr, inner, acc, nullptr);
+  SumShortRow(isa, row, inner, acc);
 }
 
 void SumRowInDouble(const float* row, int64_t inner, double* acc) { SumRowInDoubleWith(HostIsa(), row, inner, acc); }
+
+double RowChunkSum(const float* chunk, int64_t len) {
+  double s = 0;
+  SumShortRow(HostIsa(), chunk, len, &s);
+  return s;
+}
 
 }  // namespace anvil::cpu

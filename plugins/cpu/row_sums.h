@@ -16,6 +16,15 @@
 // so a fused reduce, a row chain and the reduce kernel alone all give the
 // same bits. Summing in order cost half a cycle an element in shuffles
 // (layer norm's two sums were 40% of its time); the lanes need no shuffle.
+//
+// A row longer than kRowSumChunk is summed a chunk of kRowSumChunk
+// elements at a time (the last one shorter), each chunk as a row of its
+// own starting from zero, and the chunks' sums are added to the row's
+// accumulator in order. So any chunk's sum can be computed on any thread
+// (RowChunkSum) and a row of 16M elements, a whole array's sum, is shared
+// between threads with the same bits as on one. The fused reduces and row
+// chains take rows of at most kMaxBlockedRow (fusion_planner.h), which is
+// no longer than a chunk, so they never meet the rule.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +36,7 @@ namespace anvil::cpu {
 inline constexpr int64_t kSumRows = 16;
 inline constexpr int64_t kRowSumLanes = 32;
 inline constexpr int64_t kLaneSumMinRow = 64;
+inline constexpr int64_t kRowSumChunk = int64_t{1} << 14;
 
 // acc[j] += the sum of x[bases[j] + k] for k = 0, 1, ..., inner - 1 (in the
 // order above), for each of the kSumRows rows j, with the widest loop this
@@ -39,5 +49,12 @@ void SumRowsInDoubleWith(Isa isa, const float* x, const int64_t* bases, int64_t 
 // One row's: *acc += the sum of row[0, inner), in the same order.
 void SumRowInDouble(const float* row, int64_t inner, double* acc);
 void SumRowInDoubleWith(Isa isa, const float* row, int64_t inner, double* acc);
+
+// The sum of one chunk of a row of more than kRowSumChunk elements (`len`
+// of them: kRowSumChunk, or fewer for the row's last), from zero, which
+// SumRowInDouble adds to its accumulator after the chunks before it;
+// RowChunks: how many chunks such a row has.
+double RowChunkSum(const float* chunk, int64_t len);
+inline int64_t RowChunks(int64_t inner) { return (inner + kRowSumChunk - 1) / kRowSumChunk; }
 
 }  // namespace anvil::cpu

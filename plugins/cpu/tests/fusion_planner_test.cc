@@ -357,6 +357,44 @@ TEST(FusionPlanner, OnlyRowReductionsOfF32ByOneSimpleOpReduceInBlocks) {
   EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "ints")]));
 }
 
+TEST(FusionPlanner, ReducesOfLongRowsBySumMaxOrMinComputeTheirLoopsInChunks) {
+  // A whole array's loss, mean((x - y)^2): one row of 2^15 elements, longer
+  // than a block's, so computed and summed a chunk at a time; the same for
+  // three rows, and for max. A product's order would change: its loop is
+  // stored and the reduce kernel reads it. Rows of a block's length stay
+  // with the blocks.
+  const std::string add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
+  const std::string mul = "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] multiply(a, b)\n}\n";
+  const std::string max = "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] maximum(a, b)\n}\n";
+  Planned p = Plan(
+      "  x = f32[128,256] parameter(0)\n  y = f32[128,256] parameter(1)\n  zero = f32[] constant(0)\n"
+      "  d = f32[128,256] subtract(x, y)\n  sq = f32[128,256] multiply(d, d)\n"
+      "  loss = f32[] reduce(sq, zero), dimensions={0,1}, to_apply=add\n"
+      "  z = f32[3,32768] parameter(2)\n  a = f32[3,32768] abs(z)\n"
+      "  peaks = f32[3] reduce(a, zero), dimensions={1}, to_apply=max\n"
+      "  t = f32[3,32768] tanh(z)\n  prod = f32[3] reduce(t, zero), dimensions={1}, to_apply=mul\n"
+      "  w = f32[4,16384] parameter(3)\n  e = f32[4,16384] exponential(w)\n"
+      "  blocked = f32[4] reduce(e, zero), dimensions={1}, to_apply=add\n"
+      "  ROOT r = (f32[], f32[3], f32[3], f32[4]) tuple(loss, peaks, prod, blocked)\n",
+      add + mul + max);
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(RowReduceInChunks(*instructions[IndexOf(p, "loss")]));
+  EXPECT_FALSE(RowReduceInBlocks(*instructions[IndexOf(p, "loss")]));
+  EXPECT_TRUE(RowReduceInChunks(*instructions[IndexOf(p, "peaks")]));
+  EXPECT_FALSE(RowReduceInChunks(*instructions[IndexOf(p, "prod")]));
+  EXPECT_FALSE(RowReduceInChunks(*instructions[IndexOf(p, "blocked")]));
+  EXPECT_TRUE(RowReduceInBlocks(*instructions[IndexOf(p, "blocked")]));
+  const int loss = p.plan.reduce_group[IndexOf(p, "loss")];
+  ASSERT_GE(loss, 0);
+  EXPECT_EQ(p.plan.groups[loss].members.back()->name, "sq");
+  EXPECT_FALSE(p.plan.groups[loss].root_stored);
+  const int peaks = p.plan.reduce_group[IndexOf(p, "peaks")];
+  ASSERT_GE(peaks, 0);
+  EXPECT_EQ(p.plan.groups[peaks].members.back()->name, "a");
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "prod")], -1);
+  EXPECT_GE(p.plan.reduce_group[IndexOf(p, "blocked")], 0);
+}
+
 TEST(FusionPlanner, AColumnReduceComputesTheLoopItReadsWhenEachThreadHasColumns) {
   // Softmax over axis 0: the exponentials are summed by columns as they
   // are computed, and stored by that step for the divide. A column reduce
