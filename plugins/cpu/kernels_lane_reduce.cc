@@ -8,6 +8,9 @@
 // one element at a time.
 #include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
+#include <optional>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/lane_program.h"
@@ -72,6 +75,169 @@ std::optional<IotaOperand> IotaOf(const hlo::Instruction& iota, const std::vecto
   return o;
 }
 
+// A reduce of few outputs over long runs (a whole array's argmax, the
+// argmax of one vocabulary's logits) would keep one lane busy of kLanes,
+// on one thread. With a body exact in any grouping
+// (LaneProgram::ExactInAnyGrouping), each output's run is cut into
+// kSplitChunks chunks instead: chunk c of output o is a piece, pieces go
+// kLanes at a time to the threads, one to a lane, each lane's accumulator
+// starting at its chunk's first element. Each output then combines, in
+// order, its initial value, its chunks' accumulators and the positions
+// after the last whole chunk, one at a time. (Chunks do not depend on the
+// thread count, so neither do results.)
+constexpr int64_t kSplitChunks = 256;
+constexpr int64_t kMinSplitChunk = 1024;  // positions; shorter runs are not split
+// As the kernel's own loop: lanes, positions gathered at a time, and how far
+// ahead each lane's row is fetched.
+constexpr int64_t kSplitLanes = LaneProgram::kLanes, kSplitBlock = 16, kSplitAhead = 32;
+
+struct SplitRuns {
+  LaneProgram program;
+  size_t n = 0;
+  std::vector<Slot> in, out;
+  std::vector<std::optional<IotaOperand>> iotas;
+  std::vector<int64_t> kept_dims, kept_strides;
+  int64_t outputs = 0, inner = 0;
+  bool staged = false;
+};
+
+Kernel SplitRunsKernel(SplitRuns s) {
+  const int64_t chunks = std::min(kSplitChunks, s.inner / kMinSplitChunk);
+  const int64_t chunk = s.inner / chunks;  // positions; the last chunk's tail is combined one at a time
+  const int64_t pieces = s.outputs * chunks;
+  return [s = std::move(s), chunks, chunk, pieces](const Frame& frame) {
+    const size_t n = s.n;
+    const LaneProgram& program = s.program;
+    std::vector<const unsigned char*> x(n), init(n);
+    std::vector<unsigned char*> y(n);
+    for (size_t v = 0; v < n; ++v) {
+      x[v] = static_cast<const unsigned char*>(frame.At(s.in[v]));
+      init[v] = static_cast<const unsigned char*>(frame.At(s.in[n + v]));
+      y[v] = static_cast<unsigned char*>(frame.At(s.out[v]));
+    }
+    auto base_of = [&](int64_t o) {
+      int64_t base = 0;
+      for (size_t d = s.kept_dims.size(); d-- > 0;) {
+        base += (o % s.kept_dims[d]) * s.kept_strides[d];
+        o /= s.kept_dims[d];
+      }
+      return base;
+    };
+    // Operand v's value at reduced position k of output o (an iota's
+    // coordinate, or the element read).
+    auto element = [&](size_t v, int64_t o, int64_t k) {
+      uint32_t bits;
+      if (const auto& iota = s.iotas[v]) {
+        const int32_t value = static_cast<int32_t>((iota->kept ? o : k) / iota->divisor % iota->size);
+        std::memcpy(&bits, &value, 4);
+      } else {
+        std::memcpy(&bits, x[v] + 4 * (base_of(o) + k), 4);
+      }
+      return bits;
+    };
+    // After a step, each result where the next step reads its accumulator
+    // (as the kernel's own loop does; `where` finds each register).
+    auto keep_results = [&](std::vector<LaneProgram::Register>& r, std::vector<LaneProgram::Register*>& where,
+                            std::vector<LaneProgram::Register>& stage, int lanes) {
+      if (s.staged) {
+        for (size_t v = 0; v < n; ++v) stage[v] = *where[program.result_register(static_cast<int>(v))];
+        for (size_t v = 0; v < n; ++v) r[v] = stage[v];
+        return;
+      }
+      for (size_t v = 0; v < n; ++v) {
+        const int result = program.result_register(static_cast<int>(v));
+        if (result != static_cast<int>(v)) std::memcpy(r[v].bytes, where[result]->bytes, 4 * lanes);
+      }
+    };
+    std::vector<uint32_t> partial(static_cast<size_t>(pieces) * n);
+    const int64_t tasks = (pieces + kSplitLanes - 1) / kSplitLanes;
+    frame.parallel->For(tasks, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<LaneProgram::Register> r = program.NewRegisters(), stage(n), block(n * kSplitBlock);
+      std::vector<LaneProgram::Register*> where(r.size());
+      std::vector<const uint32_t*> row_at(kSplitLanes);
+      std::vector<int64_t> start(kSplitLanes), output(kSplitLanes);
+      std::vector<std::pair<int32_t, int64_t>> counter(n * kSplitLanes);  // reduced iotas: (coordinate, position under divisor)
+      for (int64_t task = lo; task < hi; ++task) {
+        const int64_t p0 = task * kSplitLanes;
+        const int lanes = static_cast<int>(std::min(kSplitLanes, pieces - p0));
+        for (size_t k = 0; k < r.size(); ++k) where[k] = &r[k];
+        for (int j = 0; j < lanes; ++j) {
+          output[j] = (p0 + j) / chunks;
+          start[j] = (p0 + j) % chunks * chunk;  // the chunk's first position
+        }
+        // Accumulators start at the chunk's first element; iotas along a
+        // kept dimension hold one value per lane all along.
+        for (size_t v = 0; v < n; ++v) {
+          for (int j = 0; j < lanes; ++j) {
+            const uint32_t first = element(v, output[j], start[j]);
+            std::memcpy(r[v].bytes + 4 * j, &first, 4);
+            if (s.iotas[v] && s.iotas[v]->kept) std::memcpy(r[n + v].bytes + 4 * j, &first, 4);
+            if (s.iotas[v] && !s.iotas[v]->kept) {
+              const int64_t next = start[j] + 1;
+              counter[v * kSplitLanes + j] = {static_cast<int32_t>(next / s.iotas[v]->divisor % s.iotas[v]->size),
+                                         next % s.iotas[v]->divisor};
+            }
+          }
+        }
+        for (int64_t t0 = 1; t0 < chunk; t0 += kSplitBlock) {
+          const int64_t count = std::min(kSplitBlock, chunk - t0);
+          for (size_t v = 0; v < n; ++v) {
+            if (s.iotas[v]) continue;
+            for (int j = 0; j < lanes; ++j) {
+              row_at[j] = reinterpret_cast<const uint32_t*>(x[v]) + base_of(output[j]) + start[j] + t0;
+              if (t0 + kSplitAhead < chunk) PrefetchLine(row_at[j] + kSplitAhead);
+            }
+            GatherRowBlock(row_at.data(), lanes, static_cast<int>(count), &block[v * kSplitBlock]);
+          }
+          for (int64_t b = 0; b < count; ++b) {
+            for (size_t v = 0; v < n; ++v) {
+              const auto& iota = s.iotas[v];
+              if (!iota) {
+                where[n + v] = &block[v * kSplitBlock + b];
+              } else if (!iota->kept) {
+                for (int j = 0; j < lanes; ++j) {
+                  auto& [value, below] = counter[v * kSplitLanes + j];
+                  std::memcpy(r[n + v].bytes + 4 * j, &value, 4);
+                  if (++below == iota->divisor) {
+                    below = 0;
+                    if (++value == iota->size) value = 0;
+                  }
+                }
+              }
+            }
+            program.Run(where.data(), lanes);
+            keep_results(r, where, stage, lanes);
+          }
+        }
+        for (int j = 0; j < lanes; ++j) {
+          for (size_t v = 0; v < n; ++v) std::memcpy(&partial[(p0 + j) * n + v], r[v].bytes + 4 * j, 4);
+        }
+      }
+    });
+    // Each output: its initial value, its chunks in order, then its tail.
+    std::vector<LaneProgram::Register> r = program.NewRegisters(), stage(n);
+    std::vector<LaneProgram::Register*> where(r.size());
+    for (size_t k = 0; k < r.size(); ++k) where[k] = &r[k];
+    for (int64_t o = 0; o < s.outputs; ++o) {
+      for (size_t v = 0; v < n; ++v) std::memcpy(r[v].bytes, init[v], 4);
+      for (int64_t c = 0; c < chunks; ++c) {
+        for (size_t v = 0; v < n; ++v) std::memcpy(r[n + v].bytes, &partial[(o * chunks + c) * n + v], 4);
+        program.Run(where.data(), 1);
+        keep_results(r, where, stage, 1);
+      }
+      for (int64_t k = chunks * chunk; k < s.inner; ++k) {
+        for (size_t v = 0; v < n; ++v) {
+          const uint32_t e = element(v, o, k);
+          std::memcpy(r[n + v].bytes, &e, 4);
+        }
+        program.Run(where.data(), 1);
+        keep_results(r, where, stage, 1);
+      }
+      for (size_t v = 0; v < n; ++v) std::memcpy(y[v] + 4 * o, r[v].bytes, 4);
+    }
+  };
+}
+
 }  // namespace
 
 bool LaneReduceComputesIota(const hlo::Instruction& i, size_t operand) {
@@ -129,6 +295,11 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
   for (size_t v = 0; v < n; ++v) {
     const int result = body->result_register(static_cast<int>(v));
     staged = staged || (result < static_cast<int>(n) && result != static_cast<int>(v));
+  }
+  if (in_blocks && units < Parallel::Threads() && reduced_dims.size() == 1 && reduced_strides[0] == 1 &&
+      inner >= 2 * kMinSplitChunk && body->ExactInAnyGrouping()) {
+    return SplitRunsKernel(SplitRuns{*std::move(body), n, in, out, iotas, kept_dims, kept_strides, outputs, inner,
+                                     staged});
   }
   return [=, program = *std::move(body)](const Frame& frame) {
     std::vector<const unsigned char*> x(n), init(n);

@@ -166,6 +166,13 @@ std::optional<LaneProgram> LaneProgram::Compile(const hlo::Computation& computat
   return p;
 }
 
+bool LaneProgram::ExactInAnyGrouping() const {
+  return std::none_of(steps_.begin(), steps_.end(), [](const Step& step) {
+    return step.op == Op::kAddF32 || step.op == Op::kSubtractF32 || step.op == Op::kMultiplyF32 ||
+           step.op == Op::kSubtractS32;
+  });
+}
+
 void LaneProgram::WriteResultsInPlace() {
   auto reads = [](const Step& s, int r) {
     const bool selects = s.op == Op::kSelect4 || s.op == Op::kSelect1;
