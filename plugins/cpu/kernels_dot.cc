@@ -18,6 +18,7 @@
 #include "plugins/cpu/openmp_float_mode.h"
 #include "plugins/cpu/openmp_threads.h"
 #include "plugins/cpu/plan.h"
+#include "plugins/cpu/vector_dots.h"
 
 namespace anvil::cpu {
 namespace {
@@ -395,6 +396,7 @@ Kernel DirectDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
       return;
     }
     if (M == 0 || N == 0) return;
+    if (M == 1 && N == 1) return VectorDots(*frame.parallel, batch, K, x, y, z);  // vector_dots.h
     SplitSgemm(*frame.parallel, transa, transb, batch, M, N, K, x, lda, y, ldb, z);
   };
 }
