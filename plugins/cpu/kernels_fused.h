@@ -56,9 +56,10 @@ class FusedLoop {
                        int64_t out_stride) const = 0;
 };
 
-// A reduce of rows (fusion_planner.h's RowReduceInBlocks) whose operand is
-// the root of `members`, computed block by block of rows as the reduce
-// reads it (kernels_fused_reduce.cc, in the plugin); nullptr if it cannot.
+// A reduce of rows (fusion_planner.h's RowReduceInBlocks, or of longer rows
+// RowReduceInChunks) whose operand is the root of `members`, computed block
+// by block of rows (or chunk by chunk of each row) as the reduce reads it
+// (kernels_fused_reduce.cc, in the plugin); nullptr if it cannot.
 // `root_out`: where the group's root is stored too, as each block is
 // computed (FusionGroup::root_stored), if anywhere.
 Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,

@@ -7,7 +7,11 @@
 // block from there with the reduce kernel's own loops (RowReduceKernel).
 // Each output so combines the same values in the same order as a reduce of
 // the stored operand would; the operand's trip to memory and back is gone
-// (or, when it is stored, the second read of it).
+// (or, when it is stored, the second read of it). Rows longer than a block
+// (RowReduceInChunks: a whole array's loss or norm) are computed and
+// reduced a chunk of kRowSumChunk elements at a time, every chunk of every
+// row on any thread, and each row's chunks combined in order (row_sums.h's
+// chunk rule, which the unfused reduce follows too).
 //
 // A reduce of columns (ColumnReduceInBlocks: softmax over axis 0, a bias
 // gradient) does the same within each thread's block of columns, as the
@@ -88,7 +92,7 @@ Kernel ChunkedRowReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, int
     float* y = static_cast<float*>(frame.At(out));
     float* stored = root_out ? static_cast<float*>(frame.At(*root_out)) : nullptr;
     const Isa isa = HostIsa();
-    std::vector<Acc> partial(static_cast<size_t>(rows * chunks));
+    const std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(rows * chunks)]);  // as SplitLongRows's
     frame.parallel->For(rows * chunks, 1, [&](int64_t lo, int64_t hi) {
       const std::unique_ptr<float[]> buffer(stored ? nullptr : new float[kRowSumChunk]);
       for (int64_t p = lo; p < hi; ++p) {

@@ -3,6 +3,7 @@
 // time and becomes a typed accumulation loop.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -58,7 +59,9 @@ Kernel SplitLongRows(Slot in, Slot init, Slot out, int64_t outputs, int64_t inne
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
     const Isa isa = HostIsa();
-    std::vector<Acc> partial(static_cast<size_t>(outputs * chunks));
+    // Not a std::vector: vector<bool> (a pred reduce's partials) packs them
+    // into shared words, which threads writing distinct entries would race on.
+    const std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(outputs * chunks)]);
     frame.parallel->For(outputs * chunks, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         const T* row = x + p / chunks * inner;

@@ -20,10 +20,12 @@ struct ReducedDims {
 // Dimensions of size 1 are dropped (their index is always 0), and runs of
 // neighbouring kept dimensions, or of neighbouring reduced ones, are merged
 // into one (row-major, a run is one dimension of their product with the
-// innermost's stride): the positions come in the same order, so no result
-// changes, and a reduce of a whole [4096, 4096] is one contiguous row of
-// 16M elements for the kernels' row loops rather than an odometer of two
-// dimensions walked an element at a time. A reduce that reduces only
+// innermost's stride): the positions come in the same order, and a reduce
+// of a whole [4096, 4096] is one contiguous row of 16M elements for the
+// kernels' row loops rather than an odometer of two dimensions walked an
+// element at a time. (An f32 sum over several trailing dimensions, [8, 64,
+// 64] over {1, 2}, is then one row of 4096 and summed in lanes, as its
+// fused reduce already summed it, where it was summed in order.) A reduce that reduces only
 // dimensions of size 1 keeps one, so reduced_dims is never empty when
 // `reduced` is not.
 inline ReducedDims SplitReduced(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced) {

@@ -22,9 +22,11 @@
 // own starting from zero, and the chunks' sums are added to the row's
 // accumulator in order. So any chunk's sum can be computed on any thread
 // (RowChunkSum) and a row of 16M elements, a whole array's sum, is shared
-// between threads with the same bits as on one. The fused reduces and row
-// chains take rows of at most kMaxBlockedRow (fusion_planner.h), which is
-// no longer than a chunk, so they never meet the rule.
+// between threads with the same bits as on one. Blocks of rows (the fused
+// reduces of RowReduceInBlocks, row chains) hold rows of at most
+// kMaxBlockedRow (fusion_planner.h), no longer than a chunk, so they never
+// meet the rule; a fused reduce of longer rows (RowReduceInChunks) computes
+// and sums its rows chunk by chunk, by this rule.
 #pragma once
 
 #include <cstdint>

@@ -55,6 +55,30 @@ TEST(CpuReducedDims, NeighboursOfOneKindMergeAndSizeOneDimensionsDrop) {
   EXPECT_EQ(r.reduced_strides, Dims({60, 5}));
 }
 
+TEST(CpuReducedDims, EdgesKeepTheirMeaning) {
+  // Kept dimensions merge across a reduced one of size 1.
+  ReducedDims r = SplitReduced({2, 1, 3}, {1});
+  EXPECT_EQ(r.kept_dims, Dims({6}));
+  EXPECT_EQ(r.kept_strides, Dims({1}));
+  EXPECT_EQ(r.reduced_dims, Dims({1}));
+  // No reduced dimension: nothing reduced, everything kept (the kernels
+  // decline such a reduce).
+  r = SplitReduced({4, 5}, {});
+  EXPECT_EQ(r.kept_dims, Dims({20}));
+  EXPECT_TRUE(r.reduced_dims.empty());
+  // A rank-0 operand.
+  r = SplitReduced({}, {});
+  EXPECT_TRUE(r.kept_dims.empty());
+  EXPECT_TRUE(r.reduced_dims.empty());
+  // Zero-size dimensions stay, and so their products are 0.
+  r = SplitReduced({3, 0, 4}, {1, 2});
+  EXPECT_EQ(r.kept_dims, Dims({3}));
+  EXPECT_EQ(r.reduced_dims, Dims({0}));
+  r = SplitReduced({0, 4}, {1});
+  EXPECT_EQ(r.kept_dims, Dims({0}));
+  EXPECT_EQ(r.reduced_dims, Dims({4}));
+}
+
 TEST(CpuReducedDims, AMergedWalkVisitsTheOffsetsOfTheWrittenDimensionsInOrder) {
   // Row-major over the reduced dimensions as written, computed plainly.
   const Dims dims = {3, 1, 4, 2, 5};
