@@ -4,9 +4,12 @@
 // together, each combining its elements in the evaluator's order (init
 // first, then the reduced positions in row-major order), so the results
 // are the evaluator's bit for bit; each body step is one loop over the
-// lanes. An argmax over rows of 1000: 700 ms through hlo::ScalarProgram,
+// lanes. (Fewer outputs than that over long runs cut the runs into chunks
+// instead, for associative bodies only: SplitRunsKernel.) An argmax over rows of 1000: 700 ms through hlo::ScalarProgram,
 // one element at a time.
 #include <algorithm>
+#include <limits>
+#include <bit>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -77,15 +80,16 @@ std::optional<IotaOperand> IotaOf(const hlo::Instruction& iota, const std::vecto
 
 // A reduce of few outputs over long runs (a whole array's argmax, the
 // argmax of one vocabulary's logits) would keep one lane busy of kLanes,
-// on one thread. With a body exact in any grouping
-// (LaneProgram::ExactInAnyGrouping), each output's run is cut into
-// kSplitChunks chunks instead: chunk c of output o is a piece, pieces go
-// kLanes at a time to the threads, one to a lane, each lane's accumulator
-// starting at its chunk's first element. Each output then combines, in
-// order, its initial value, its chunks' accumulators and the positions
-// after the last whole chunk, one at a time. (Chunks do not depend on the
-// thread count, so neither do results.)
-constexpr int64_t kSplitChunks = 256;
+// on one thread. With an associative body that rounds nothing (below),
+// each output's run is cut into up to kSplitChunks chunks instead: chunk c
+// of output o is a piece, pieces go kLanes at a time to the threads, one
+// to a lane, each lane's accumulator starting at its chunk's first
+// element. Each output then combines, in order, its initial value, its
+// chunks' accumulators and the positions after the last whole chunk, one
+// at a time. For such a body that is the evaluator's result however the
+// run is cut, so whether a reduce is split (it is only where there are
+// more threads than lane groups) changes no result.
+constexpr int64_t kSplitChunks = 1024;
 constexpr int64_t kMinSplitChunk = 1024;  // positions; shorter runs are not split
 // As the kernel's own loop: lanes, positions gathered at a time, and how far
 // ahead each lane's row is fetched.
@@ -100,6 +104,85 @@ struct SplitRuns {
   int64_t outputs = 0, inner = 0;
   bool staged = false;
 };
+
+// Whether `program`, a reduce body of n 4-byte (f32, s32) accumulators and
+// elements, combines sample values associatively, bit for bit: f(f(a, b), c)
+// == f(a, f(b, c)) for every triple of sample tuples, each operand's value
+// drawn from NaN, infinities, signed zeros, equal and unequal values, and
+// the ends of s32. XLA asks every reduce body to be associative, but does
+// not check: a hand-written argmax whose NaN loses to a later element, a
+// body counting its steps, or one swapping its accumulators are not, and
+// cutting their runs would change their results. The body rounds nothing
+// (LaneProgram::RoundsNothing), so a failure to associate shows in how it
+// picks, counts or orders values, which these samples reach.
+bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
+  constexpr int64_t kLanes = LaneProgram::kLanes;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> floats = {nan, -inf, -1.5f, -0.0f, 0.0f, 1.0f, 2.5f, inf};
+  const std::vector<int32_t> ints = {std::numeric_limits<int32_t>::min(), -1, 0, 1, 2, 3,
+                                     std::numeric_limits<int32_t>::max()};
+  // Sample tuples: the first operand's every sample against two values of
+  // each other operand (an argmax's value against indices 0 and 1), at
+  // most kTuples of them: 4096 triples, each four runs of the body over
+  // 64 lanes at a time, about 0.2 ms of compile time.
+  constexpr size_t kTuples = 16, kOther = 2;
+  const std::vector<float> other_floats = {1.0f, nan};
+  const std::vector<int32_t> other_ints = {0, 1};
+  std::vector<uint32_t> first;
+  if (program.parameter_type(0) == hlo::ElementType::kF32) {
+    for (float f : floats) first.push_back(std::bit_cast<uint32_t>(f));
+  } else {
+    for (int32_t i : ints) first.push_back(std::bit_cast<uint32_t>(i));
+  }
+  std::vector<std::vector<uint32_t>> tuples;
+  for (size_t t = 0; t < kTuples; ++t) {
+    std::vector<uint32_t> tuple(n);
+    tuple[0] = first[t % first.size()];
+    size_t rest = t / first.size();
+    for (size_t v = 1; v < n; ++v) {
+      const bool is_float = program.parameter_type(static_cast<int>(v)) == hlo::ElementType::kF32;
+      tuple[v] = is_float ? std::bit_cast<uint32_t>(other_floats[rest % kOther])
+                          : std::bit_cast<uint32_t>(other_ints[rest % kOther]);
+      rest /= kOther;
+    }
+    if (rest > 0) break;  // every combination taken
+    tuples.push_back(std::move(tuple));
+  }
+  // f applied lane by lane to accumulators `a` and elements `b` (triple k's
+  // in lane k), results into `out`.
+  std::vector<LaneProgram::Register> r = program.NewRegisters();
+  std::vector<LaneProgram::Register*> where(r.size());
+  for (size_t k = 0; k < r.size(); ++k) where[k] = &r[k];
+  using Lanes = std::vector<std::vector<uint32_t>>;  // [operand][lane]
+  auto apply = [&](const Lanes& a, const Lanes& b, int lanes) {
+    for (size_t v = 0; v < n; ++v) {
+      std::memcpy(r[v].bytes, a[v].data(), 4 * static_cast<size_t>(lanes));
+      std::memcpy(r[n + v].bytes, b[v].data(), 4 * static_cast<size_t>(lanes));
+    }
+    program.Run(where.data(), lanes);
+    Lanes out(n, std::vector<uint32_t>(static_cast<size_t>(lanes)));
+    for (size_t v = 0; v < n; ++v) {
+      std::memcpy(out[v].data(), where[program.result_register(static_cast<int>(v))]->bytes,
+                  4 * static_cast<size_t>(lanes));
+    }
+    return out;
+  };
+  const size_t count = tuples.size(), triples = count * count * count;
+  for (size_t first = 0; first < triples; first += kLanes) {
+    const int lanes = static_cast<int>(std::min<size_t>(kLanes, triples - first));
+    Lanes a(n, std::vector<uint32_t>(lanes)), b = a, c = a;
+    for (int j = 0; j < lanes; ++j) {
+      const size_t t = first + static_cast<size_t>(j);
+      for (size_t v = 0; v < n; ++v) {
+        a[v][j] = tuples[t / (count * count)][v];
+        b[v][j] = tuples[t / count % count][v];
+        c[v][j] = tuples[t % count][v];
+      }
+    }
+    if (apply(apply(a, b, lanes), c, lanes) != apply(a, apply(b, c, lanes), lanes)) return false;
+  }
+  return true;
+}
 
 Kernel SplitRunsKernel(SplitRuns s) {
   const int64_t chunks = std::min(kSplitChunks, s.inner / kMinSplitChunk);
@@ -297,7 +380,7 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
     staged = staged || (result < static_cast<int>(n) && result != static_cast<int>(v));
   }
   if (in_blocks && units < Parallel::Threads() && reduced_dims.size() == 1 && reduced_strides[0] == 1 &&
-      inner >= 2 * kMinSplitChunk && body->ExactInAnyGrouping()) {
+      inner >= 2 * kMinSplitChunk && body->RoundsNothing() && AssociativeOnSamples(*body, n)) {
     return SplitRunsKernel(SplitRuns{*std::move(body), n, in, out, iotas, kept_dims, kept_strides, outputs, inner,
                                      staged});
   }
@@ -398,12 +481,13 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
           }
           program.Run(where.data(), lanes);
           if (staged) {
-            for (size_t v = 0; v < n; ++v) stage[v] = r[program.result_register(static_cast<int>(v))];
+            for (size_t v = 0; v < n; ++v) stage[v] = *where[program.result_register(static_cast<int>(v))];
             for (size_t v = 0; v < n; ++v) r[v] = stage[v];
           } else {
             for (size_t v = 0; v < n; ++v) {
               const int result = program.result_register(static_cast<int>(v));
-              if (result != static_cast<int>(v)) std::memcpy(r[v].bytes, r[result].bytes, lanes * bytes[v]);
+              // Through `where`: a result may be an element read in blocks.
+              if (result != static_cast<int>(v)) std::memcpy(r[v].bytes, where[result]->bytes, lanes * bytes[v]);
             }
           }
         }

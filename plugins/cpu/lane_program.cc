@@ -166,10 +166,9 @@ std::optional<LaneProgram> LaneProgram::Compile(const hlo::Computation& computat
   return p;
 }
 
-bool LaneProgram::ExactInAnyGrouping() const {
+bool LaneProgram::RoundsNothing() const {
   return std::none_of(steps_.begin(), steps_.end(), [](const Step& step) {
-    return step.op == Op::kAddF32 || step.op == Op::kSubtractF32 || step.op == Op::kMultiplyF32 ||
-           step.op == Op::kSubtractS32;
+    return step.op == Op::kAddF32 || step.op == Op::kSubtractF32 || step.op == Op::kMultiplyF32;
   });
 }
 

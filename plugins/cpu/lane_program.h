@@ -69,12 +69,12 @@ class LaneProgram {
   // every one gives the same bits.
   void Run(Register* const* registers, int lanes) const;
   int result_register(int k) const { return results_[static_cast<size_t>(k)]; }
-  // Whether no step rounds or subtracts: compares, selects, logic, maximum,
-  // minimum, and s32 add and multiply (which wrap). Such a body that is
-  // associative, as XLA asks of every reduce body (argmax, argmin, a max
-  // with its count), gives the same results however a reduce groups its
-  // positions, so a long reduction may be cut into chunks reduced apart.
-  bool ExactInAnyGrouping() const;
+  // Whether no step rounds: no f32 add, subtract or multiply. Such a body
+  // that is also associative (kernels_lane_reduce.cc checks it on sample
+  // values: argmax, argmin, a max with its count) gives the same results
+  // however a reduce groups its positions, so a long reduction may be cut
+  // into chunks reduced apart.
+  bool RoundsNothing() const;
 
  private:
   using Op = LaneOp;

@@ -47,6 +47,15 @@ float VectorDotChunkWith(Isa isa, const float* x, const float* y, int64_t n) {
 void VectorDots(const Parallel& parallel, int64_t batch, int64_t K, const float* x, const float* y, float* z) {
   const int64_t chunks = std::max<int64_t>(1, (K + kVectorDotChunk - 1) / kVectorDotChunk);
   const Isa isa = HostIsa();
+  if (chunks == 1) {
+    // One chunk a pair: its sum is the result (through double and back, the
+    // same float), so no partials are kept (a batch of 1e8 pairs of 3
+    // would hold 400 MB of them).
+    parallel.For(batch, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, K)), [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) z[t] = VectorDotChunkWith(isa, x + t * K, y + t * K, K);
+    });
+    return;
+  }
   std::vector<float> partial(static_cast<size_t>(batch * chunks));
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, std::min(K, kVectorDotChunk)));
   parallel.For(batch * chunks, grain, [&](int64_t lo, int64_t hi) {

@@ -1,6 +1,7 @@
-// Which reduce bodies a LaneProgram calls exact in any grouping (the
-// bodies a long reduction may cut into chunks): compares, selects, logic,
-// maximum, minimum and s32 add; never a rounding f32 op or a subtraction.
+// Which reduce bodies a LaneProgram says round nothing (one condition for
+// cutting a long reduction into chunks; kernels_lane_reduce.cc also checks
+// the body is associative): compares, selects, logic, maximum, minimum and
+// s32 arithmetic; never an f32 add, subtract or multiply.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -25,10 +26,10 @@ std::optional<LaneProgram> Compiled(const std::string& computation) {
   return std::nullopt;
 }
 
-bool Exact(const std::string& computation) {
+bool RoundsNothing(const std::string& computation) {
   const std::optional<LaneProgram> program = Compiled(computation);
   EXPECT_TRUE(program.has_value());
-  return program && program->ExactInAnyGrouping();
+  return program && program->RoundsNothing();
 }
 
 std::string Binary(const std::string& type, const std::string& op) {
@@ -36,21 +37,21 @@ std::string Binary(const std::string& type, const std::string& op) {
          op + "(a, b)\n}\n";
 }
 
-TEST(CpuLaneProgram, OnlyBodiesThatNeitherRoundNorSubtractAreExactInAnyGrouping) {
-  EXPECT_TRUE(Exact(
+TEST(CpuLaneProgram, OnlyBodiesWithoutF32ArithmeticRoundNothing) {
+  EXPECT_TRUE(RoundsNothing(
       "body {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  b = f32[] parameter(2)\n"
       "  bi = s32[] parameter(3)\n  gt = pred[] compare(a, b), direction=GT\n  v = f32[] select(gt, a, b)\n"
       "  eq = pred[] compare(a, b), direction=EQ\n  lt = pred[] compare(ai, bi), direction=LT\n"
       "  tie = pred[] and(eq, lt)\n  k = pred[] or(gt, tie)\n  i = s32[] select(k, ai, bi)\n"
       "  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"));
-  EXPECT_TRUE(Exact(Binary("f32", "maximum")));
-  EXPECT_TRUE(Exact(Binary("f32", "minimum")));
-  EXPECT_TRUE(Exact(Binary("s32", "add")));
-  EXPECT_TRUE(Exact(Binary("s32", "multiply")));
-  EXPECT_FALSE(Exact(Binary("f32", "add")));
-  EXPECT_FALSE(Exact(Binary("f32", "multiply")));
-  EXPECT_FALSE(Exact(Binary("f32", "subtract")));
-  EXPECT_FALSE(Exact(Binary("s32", "subtract")));
+  EXPECT_TRUE(RoundsNothing(Binary("f32", "maximum")));
+  EXPECT_TRUE(RoundsNothing(Binary("f32", "minimum")));
+  EXPECT_TRUE(RoundsNothing(Binary("s32", "add")));
+  EXPECT_TRUE(RoundsNothing(Binary("s32", "multiply")));
+  EXPECT_FALSE(RoundsNothing(Binary("f32", "add")));
+  EXPECT_FALSE(RoundsNothing(Binary("f32", "multiply")));
+  EXPECT_FALSE(RoundsNothing(Binary("f32", "subtract")));
+  EXPECT_TRUE(RoundsNothing(Binary("s32", "subtract")));
 }
 
 }  // namespace
