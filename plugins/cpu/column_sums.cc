@@ -48,6 +48,45 @@ __attribute__((target("avx512f"))) void AddRowAvx512(const float* row, int64_t c
   for (; j < count; ++j) acc[j] += static_cast<double>(row[j]);
 }
 
+// V vectors of eight columns (the last masked to `count`), held in
+// registers while the rows are added.
+template <int V>
+__attribute__((target("avx512f,avx512vl"), always_inline)) inline void AddNarrowRowsAvx512(const float* rows, int64_t n,
+                                                                                 int64_t stride, int64_t count,
+                                                                                 double* acc) {
+  __m512d a[V];
+  __mmask8 mask[V];
+  for (int v = 0; v < V; ++v) {
+    const int64_t left = count - 8 * v;
+    mask[v] = left >= 8 ? __mmask8(0xff) : static_cast<__mmask8>((1u << left) - 1);
+    a[v] = _mm512_maskz_loadu_pd(mask[v], acc + 8 * v);
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = rows + r * stride;
+    for (int v = 0; v < V; ++v) {
+      a[v] = _mm512_add_pd(a[v], _mm512_cvtps_pd(_mm256_maskz_loadu_ps(mask[v], row + 8 * v)));
+    }
+  }
+  for (int v = 0; v < V; ++v) _mm512_mask_storeu_pd(acc + 8 * v, mask[v], a[v]);
+}
+
+__attribute__((target("avx512f,avx512vl"))) void AddRowsAvx512(const float* rows, int64_t n, int64_t stride,
+                                                               int64_t count, double* acc) {
+  switch ((count + 7) / 8) {
+    case 0: return;
+    case 1: return AddNarrowRowsAvx512<1>(rows, n, stride, count, acc);
+    case 2: return AddNarrowRowsAvx512<2>(rows, n, stride, count, acc);
+    case 3: return AddNarrowRowsAvx512<3>(rows, n, stride, count, acc);
+    case 4: return AddNarrowRowsAvx512<4>(rows, n, stride, count, acc);
+    case 5: return AddNarrowRowsAvx512<5>(rows, n, stride, count, acc);
+    case 6: return AddNarrowRowsAvx512<6>(rows, n, stride, count, acc);
+    case 7: return AddNarrowRowsAvx512<7>(rows, n, stride, count, acc);
+    case 8: return AddNarrowRowsAvx512<8>(rows, n, stride, count, acc);
+    default:
+      for (int64_t r = 0; r < n; ++r) AddRowAvx512(rows + r * stride, count, acc);
+  }
+}
+
 }  // namespace
 #endif
 
@@ -61,6 +100,17 @@ void AddRowToColumnSumsWith(Isa isa, const float* row, int64_t count, double* ac
 
 void AddRowToColumnSums(const float* row, int64_t count, double* acc) {
   AddRowToColumnSumsWith(HostIsa(), row, count, acc);
+}
+
+void AddRowsToColumnSumsWith(Isa isa, const float* rows, int64_t n, int64_t stride, int64_t count, double* acc) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa == Isa::kAvx512) return AddRowsAvx512(rows, n, stride, count, acc);
+#endif
+  for (int64_t r = 0; r < n; ++r) AddRowToColumnSumsWith(isa, rows + r * stride, count, acc);
+}
+
+void AddRowsToColumnSums(const float* rows, int64_t n, int64_t stride, int64_t count, double* acc) {
+  AddRowsToColumnSumsWith(HostIsa(), rows, n, stride, count, acc);
 }
 
 }  // namespace anvil::cpu

@@ -12,6 +12,7 @@
 #include "plugins/cpu/column_sums.h"
 #include "plugins/cpu/combine_run.h"
 #include "plugins/cpu/float_formats.h"
+#include "plugins/cpu/fusion_planner.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/reduced_dims.h"
 #include "plugins/cpu/reducers.h"
@@ -89,6 +90,100 @@ Kernel SplitLongRows(Slot in, Slot init, Slot out, int64_t outputs, int64_t inne
   };
 }
 
+// A reduce down fewer than kSplitColumnsBelow columns (channel statistics of
+// an NHWC image with 32 channels, the mean of a tall [1M, 8]) is one unit
+// of work per block of kept rows, so on one thread. Its reduced rows are
+// cut into chunks of kColumnChunkRows instead, whatever the thread count:
+// each chunk adds its rows to its own accumulators in order (from zero for
+// an f32 sum in double, from its first row for an order-free reducer), and
+// each column then combines its initial value and its chunks' results in
+// order. The fused column reduce takes at least kMinColumnsPerThread
+// columns (fusion_planner.h), so it never meets this rule.
+constexpr int64_t kSplitColumnsBelow = 64;
+constexpr int64_t kColumnChunkRows = 2048;
+static_assert(kSplitColumnsBelow <= kMinColumnsPerThread);
+
+template <typename T, typename Acc, typename Combine>
+Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
+                       std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine) {
+  constexpr bool kF32Sum = std::is_same_v<T, float> && std::is_same_v<Acc, double>;
+  const int64_t last = kept_dims.back();
+  int64_t groups = 1, inner = 1;  // blocks of `last` kept columns, and rows reduced
+  for (size_t d = 0; d + 1 < kept_dims.size(); ++d) groups *= kept_dims[d];
+  for (int64_t d : reduced_dims) inner *= d;
+  const int64_t chunks = (inner + kColumnChunkRows - 1) / kColumnChunkRows;
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    const T start = *static_cast<const T*>(frame.At(init));
+    T* y = static_cast<T*>(frame.At(out));
+    const Isa isa = HostIsa();
+    // The input offset of kept row g's first column, and of reduced position k.
+    auto base_of = [&](int64_t g) {
+      int64_t base = 0, o = g * last;
+      for (size_t d = kept_dims.size(); d-- > 0;) {
+        base += (o % kept_dims[d]) * kept_strides[d];
+        o /= kept_dims[d];
+      }
+      return base;
+    };
+    auto offset_of = [&](int64_t k) {
+      if (reduced_dims.size() == 1) return k * reduced_strides[0];
+      int64_t offset = 0;
+      for (size_t d = reduced_dims.size(); d-- > 0;) {
+        offset += (k % reduced_dims[d]) * reduced_strides[d];
+        k /= reduced_dims[d];
+      }
+      return offset;
+    };
+    // Not a std::vector: vector<bool> packs entries into shared words.
+    const std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(groups * chunks * last)]);
+    frame.parallel->For(groups * chunks, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const T* row = x + base_of(p / chunks);
+        const int64_t k0 = p % chunks * kColumnChunkRows, k1 = std::min(inner, k0 + kColumnChunkRows);
+        Acc* acc = &partial[static_cast<size_t>(p * last)];
+        int64_t k = k0;
+        if constexpr (kF32Sum) {
+          std::fill(acc, acc + last, 0.0);
+        } else {
+          const T* first = row + offset_of(k0);
+          for (int64_t j = 0; j < last; ++j) acc[j] = first[j];
+          ++k;
+        }
+        if constexpr (kF32Sum) {
+          if (reduced_dims.size() == 1) {
+            // column_sums.h: the accumulators in registers across the rows
+            AddRowsToColumnSums(row + offset_of(k0), k1 - k0, reduced_strides[0], last, acc);
+            continue;
+          }
+        }
+        for (; k < k1; ++k) {
+          const T* r = row + offset_of(k);
+          if constexpr (kF32Sum) {
+            AddRowToColumnSums(r, last, acc);  // column_sums.h: vector lanes of doubles
+          } else {
+            CombineRun(isa, acc, r, last, 1, combine);  // combine_run.h
+          }
+        }
+      }
+    });
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t j = 0; j < last; ++j) {
+        Acc acc = start;
+        for (int64_t c = 0; c < chunks; ++c) {
+          const Acc v = partial[static_cast<size_t>((g * chunks + c) * last + j)];
+          if constexpr (kF32Sum) {
+            acc += v;
+          } else {
+            acc = combine(acc, v);
+          }
+        }
+        y[g * last + j] = static_cast<T>(acc);
+      }
+    }
+  };
+}
+
 // Acc: the accumulator's type (double for f32 sums, see ReduceOf).
 // The widest column block: its accumulators stay in L1 (4 KB of doubles).
 constexpr int64_t kColumnBlock = 512;
@@ -125,6 +220,10 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
   if (!columns && contiguous_rows && (kF32Sum || lanes) && units < Parallel::Threads() &&
       inner >= 2 * kRowSumChunk) {
     return SplitLongRows<T, Acc>(in, init, out, outputs, inner, combine);
+  }
+  if (columns && last < kSplitColumnsBelow && (kF32Sum || (order_free && std::is_same_v<Acc, T>)) &&
+      inner >= 2 * kColumnChunkRows) {
+    return SplitColumnRows<T, Acc>(in, init, out, kept_dims, kept_strides, reduced_dims, reduced_strides, combine);
   }
   return [=](const Frame& frame) {
     const T* x = static_cast<const T*>(frame.At(in));
