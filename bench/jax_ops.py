@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """jax.jit time per call of single operations and small compositions on
 Anvil against JAX's own CPU backend (XLA), in one process: reductions along
-either axis, normalisations, elementwise math (exact and tanh GELU, erf_inv,
+either axis and of whole arrays (a sum, a loss, an argmax, channel
+statistics, a dot of two vectors), normalisations, elementwise math (exact and tanh GELU, erf_inv,
 log1p, silu, elu), bf16 and f16 arithmetic and matmuls, integer arithmetic,
 data movement (transposes, pads, strided slices, gathers, scatters), batched
 matmuls, convolutions (dense, depthwise, 1-D, transposed), pooling, loops,
@@ -48,6 +49,13 @@ def workloads():
         "sum_axis1": (lambda x: x.sum(1), [X]),
         "mean_var": (lambda x: (x.mean(1), x.var(1)), [X]),
         "argmin_axis0": (lambda x: x.argmin(0), [X]),
+        "sum_all": (lambda x: x.sum(), [X]),
+        "mse_loss": (lambda x, y: ((x - y) ** 2).mean(), [X, X * 0.5]),
+        "argmax_all": (lambda x: x.argmax(), [X]),
+        "argmax_vocab": (lambda l: l.argmax(-1), [f32(1, 50257)]),
+        "channel_mean_var": (lambda x: (x.mean((0, 1, 2)), x.var((0, 1, 2))), [f32(32, 56, 56, 32)]),
+        "tall_mean0": (lambda t: t.mean(0), [f32(1 << 20, 8)]),
+        "vector_dot": (lambda v: v @ v, [f32(1 << 22)]),
         "logsumexp": (lambda x: jax.nn.logsumexp(x, 1), [X]),
         "softmax_axis0": (lambda x: jax.nn.softmax(x, 0), [X]),
         "rmsnorm": (lambda x: x * lax.rsqrt((x*x).mean(1, keepdims=True) + 1e-6), [X]),
