@@ -412,16 +412,35 @@ bool RowReduceInChunks(const Instruction& i) {
   return op == Opcode::kAdd || op == Opcode::kMaximum || op == Opcode::kMinimum;
 }
 
-bool ColumnReduceInBlocks(const Instruction& i) {
+namespace {
+
+// Whether `i` reduces the outermost dimensions of an f32 array, in order,
+// keeping some (BlockReducedDims).
+bool ReducesOutermost(const Instruction& i) {
   const auto dims = BlockReducedDims(i);
   if (!dims) return false;
-  // The reduced dimensions are the first ones, in order, and some are kept.
   const hlo::Shape& in = i.operands[0]->shape;
   if (static_cast<int64_t>(dims->size()) >= in.rank()) return false;
   for (size_t k = 0; k < dims->size(); ++k) {
     if ((*dims)[k] != static_cast<int64_t>(k)) return false;
   }
-  return i.shape.ElementCount() >= kMinColumnsPerThread * Parallel::Threads();
+  return true;
+}
+
+}  // namespace
+
+bool ColumnReduceInBlocks(const Instruction& i) {
+  const int64_t columns = i.shape.ElementCount();
+  return ReducesOutermost(i) && columns >= kNarrowColumns && columns >= kMinColumnsPerThread * Parallel::Threads();
+}
+
+bool ColumnReduceInChunks(const Instruction& i) {
+  if (!ReducesOutermost(i)) return false;
+  const int64_t columns = i.shape.ElementCount();
+  const int64_t rows = i.operands[0]->shape.ElementCount() / std::max<int64_t>(1, columns);
+  const std::optional<Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
+  return columns > 0 && columns < kNarrowColumns && rows >= 2 * kColumnChunkRows &&
+         (op == Opcode::kAdd || op == Opcode::kMaximum || op == Opcode::kMinimum);
 }
 
 FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
@@ -657,7 +676,7 @@ FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,
   plan.reduce_group.assign(n, -1);
   for (size_t k = 0; k < n; ++k) {
     if (!RowReduceInBlocks(*instructions[k]) && !RowReduceInChunks(*instructions[k]) &&
-        !ColumnReduceInBlocks(*instructions[k])) {
+        !ColumnReduceInBlocks(*instructions[k]) && !ColumnReduceInChunks(*instructions[k])) {
       continue;
     }
     const int o = operand_list[operand_begin[k]];

@@ -160,6 +160,19 @@ bool RowReduceInChunks(const hlo::Instruction& i);
 inline constexpr int64_t kMinColumnsPerThread = 64;
 bool ColumnReduceInBlocks(const hlo::Instruction& i);
 
+// A reduce of fewer columns than kNarrowColumns (an NHWC image's 32 or 96
+// channels, a tall [1M, 8]) cuts its reduced rows into chunks of
+// kColumnChunkRows instead, fused or not: each chunk's sums are computed
+// apart, on any thread, and each column combines its chunks in order
+// (kernels_reduce.cc's SplitColumnRows). ColumnReduceInChunks: whether `i`
+// is such a reduce of an f32 array by add, maximum or minimum (a product's
+// order would change) with at least two chunks of rows, whose fused kernel
+// computes its operand a chunk at a time. The blocked column reduce takes
+// only wider reduces, so no reduce is computed both ways.
+inline constexpr int64_t kNarrowColumns = 128;
+inline constexpr int64_t kColumnChunkRows = 2048;
+bool ColumnReduceInChunks(const hlo::Instruction& i);
+
 // The groups of `computation`; `outputs` are the instructions whose values
 // leave it (the root's leaves), which are always stored.
 FusionPlan PlanElementwiseFusion(const hlo::Computation& computation,

@@ -226,18 +226,81 @@ Kernel ColumnReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, int64_t
   };
 }
 
+// A reduce of fewer than kNarrowColumns columns (ColumnReduceInChunks):
+// every chunk of kColumnChunkRows rows is computed by the group's loop a
+// few rows at a time (contiguous: the kept dimensions are the innermost)
+// into L1 (or straight into the stored root) and added to the chunk's own
+// accumulators, on any thread; each column then combines its initial
+// value and its chunks in order, as the unfused reduce does
+// (kernels_reduce.cc's SplitColumnRows), with the same bits. An NHWC
+// image's variance over 32 channels is one pass over the image.
+template <typename Acc, typename Combine>
+Kernel ChunkedColumnReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, int64_t columns, const Slot& init,
+                           const Slot& out, std::optional<Slot> root_out, Combine combine) {
+  constexpr bool kSum = std::is_same_v<Acc, double>;
+  const int64_t chunks = (rows + kColumnChunkRows - 1) / kColumnChunkRows;
+  const int64_t block_rows = std::max<int64_t>(1, kColumnBlockElements / columns);
+  return [=](const Frame& frame) {
+    const Acc start = static_cast<Acc>(*static_cast<const float*>(frame.At(init)));
+    float* y = static_cast<float*>(frame.At(out));
+    float* stored = root_out ? static_cast<float*>(frame.At(*root_out)) : nullptr;
+    const Isa isa = HostIsa();
+    const std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(chunks * columns)]);
+    frame.parallel->For(chunks, 1, [&](int64_t lo, int64_t hi) {
+      const std::unique_ptr<float[]> buffer(stored ? nullptr : new float[block_rows * columns]);
+      for (int64_t c = lo; c < hi; ++c) {
+        Acc* acc = &partial[static_cast<size_t>(c * columns)];
+        const int64_t r0 = c * kColumnChunkRows, r1 = std::min(rows, r0 + kColumnChunkRows);
+        for (int64_t b = r0; b < r1; b += block_rows) {
+          const int64_t n = std::min(block_rows, r1 - b);
+          float* values = stored ? stored + b * columns : buffer.get();
+          loop->Run(frame, b * columns, (b + n) * columns, values);
+          if constexpr (kSum) {
+            if (b == r0) std::fill(acc, acc + columns, 0.0);
+            AddRowsToColumnSums(values, n, columns, columns, acc);  // column_sums.h
+          } else if (b == r0) {
+            std::copy(values, values + columns, acc);  // the chunk's first row
+            CombineRows(isa, values + columns, n - 1, columns, columns, acc, combine);
+          } else {
+            CombineRows(isa, values, n, columns, columns, acc, combine);
+          }
+        }
+      }
+    });
+    for (int64_t j = 0; j < columns; ++j) {
+      Acc acc = start;
+      for (int64_t c = 0; c < chunks; ++c) acc = combine(acc, partial[static_cast<size_t>(c * columns + j)]);
+      y[j] = static_cast<float>(acc);
+    }
+  };
+}
+
 }  // namespace
 
 Kernel FusedColumnReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,
                                const std::vector<const hlo::Instruction*>& inputs,
                                const std::vector<Slot>& input_slots, const Slot& init, const Slot& out,
                                std::optional<Slot> root_out) {
-  if (!ColumnReduceInBlocks(reduce) || members.empty() || members.back() != reduce.operands[0]) return nullptr;
+  const bool chunked = ColumnReduceInChunks(reduce);
+  if ((!ColumnReduceInBlocks(reduce) && !chunked) || members.empty() || members.back() != reduce.operands[0]) {
+    return nullptr;
+  }
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*reduce.called_computations[0]);
   std::shared_ptr<const FusedLoop> loop = MakeFusedLoop(members, inputs, input_slots);
   if (!op || !loop) return nullptr;
   const int64_t columns = reduce.shape.ElementCount();
   const int64_t rows = reduce.operands[0]->shape.ElementCount() / columns;
+  if (chunked) {
+    if (*op == hlo::Opcode::kAdd) {
+      return ChunkedColumnReduce<double>(loop, rows, columns, init, out, root_out,
+                                         [](double a, double b) { return a + b; });
+    }
+    Kernel kernel;
+    reducer::Visit<float>(*op, [&](auto combine) {
+      kernel = ChunkedColumnReduce<float>(loop, rows, columns, init, out, root_out, combine);
+    });
+    return kernel;
+  }
   // As the reduce kernel's: f32 sums carry a double and round once; the
   // other reducers combine in f32 (kernels_reduce.cc's ReduceOf).
   if (*op == hlo::Opcode::kAdd) {

@@ -90,19 +90,15 @@ Kernel SplitLongRows(Slot in, Slot init, Slot out, int64_t outputs, int64_t inne
   };
 }
 
-// A reduce down fewer than kSplitColumnsBelow columns (channel statistics of
-// an NHWC image with 32 channels, the mean of a tall [1M, 8]) is one unit
-// of work per block of kept rows, so on one thread. Its reduced rows are
-// cut into chunks of kColumnChunkRows instead, whatever the thread count:
-// each chunk adds its rows to its own accumulators in order (from zero for
-// an f32 sum in double, from its first row for an order-free reducer), and
-// each column then combines its initial value and its chunks' results in
-// order. The fused column reduce takes at least kMinColumnsPerThread
-// columns (fusion_planner.h), so it never meets this rule.
-constexpr int64_t kSplitColumnsBelow = 64;
-constexpr int64_t kColumnChunkRows = 2048;
-static_assert(kSplitColumnsBelow <= kMinColumnsPerThread);
-
+// A reduce down fewer than kNarrowColumns columns (fusion_planner.h:
+// channel statistics of an NHWC image with 32 channels, the mean of a tall
+// [1M, 8]) would be one unit of work per block of kept rows, so on one
+// thread. Its reduced rows are cut into chunks of kColumnChunkRows instead,
+// whatever the thread count: each chunk adds its rows to its own
+// accumulators in order (from zero for an f32 sum in double, from its first
+// row for an order-free reducer), and each column then combines its
+// initial value and its chunks' results in order. A fused reduce of such
+// columns (ColumnReduceInChunks) computes the same chunks the same way.
 template <typename T, typename Acc, typename Combine>
 Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
                        std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine) {
@@ -221,7 +217,7 @@ Kernel Reduce(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std:
       inner >= 2 * kRowSumChunk) {
     return SplitLongRows<T, Acc>(in, init, out, outputs, inner, combine);
   }
-  if (columns && last < kSplitColumnsBelow && (kF32Sum || (order_free && std::is_same_v<Acc, T>)) &&
+  if (columns && last < kNarrowColumns && (kF32Sum || (order_free && std::is_same_v<Acc, T>)) &&
       inner >= 2 * kColumnChunkRows) {
     return SplitColumnRows<T, Acc>(in, init, out, kept_dims, kept_strides, reduced_dims, reduced_strides, combine);
   }

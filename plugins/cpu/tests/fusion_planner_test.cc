@@ -1,6 +1,7 @@
 // The CPU plugin's fusion decisions (fusion_planner.h) on small programs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "hlo/hlo_parser.h"
@@ -395,12 +396,45 @@ TEST(FusionPlanner, ReducesOfLongRowsBySumMaxOrMinComputeTheirLoopsInChunks) {
   EXPECT_GE(p.plan.reduce_group[IndexOf(p, "blocked")], 0);
 }
 
+TEST(FusionPlanner, ReducesOfNarrowColumnsComputeTheirLoopsInChunksOfRows) {
+  // An NHWC image's variance over 32 channels: (x - mean)^2 summed down
+  // the columns, computed a chunk of rows at a time in the reduce's step;
+  // max too. Too few rows for two chunks, or a product: stored, and the
+  // reduce kernel reads it.
+  const std::string add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
+  const std::string mul = "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] multiply(a, b)\n}\n";
+  const std::string max = "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] maximum(a, b)\n}\n";
+  Planned p = Plan(
+      "  x = f32[8,32,32,32] parameter(0)\n  m = f32[32] parameter(1)\n  zero = f32[] constant(0)\n"
+      "  mb = f32[8,32,32,32] broadcast(m), dimensions={3}\n  d = f32[8,32,32,32] subtract(x, mb)\n"
+      "  sq = f32[8,32,32,32] multiply(d, d)\n"
+      "  var = f32[32] reduce(sq, zero), dimensions={0,1,2}, to_apply=add\n"
+      "  a = f32[8,32,32,32] abs(x)\n  peaks = f32[32] reduce(a, zero), dimensions={0,1,2}, to_apply=max\n"
+      "  t = f32[8,32,32,32] tanh(x)\n  prod = f32[32] reduce(t, zero), dimensions={0,1,2}, to_apply=mul\n"
+      "  s = f32[100,32] parameter(2)\n  e = f32[100,32] exponential(s)\n"
+      "  few = f32[32] reduce(e, zero), dimensions={0}, to_apply=add\n"
+      "  ROOT r = (f32[32], f32[32], f32[32], f32[32]) tuple(var, peaks, prod, few)\n",
+      add + mul + max);
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(ColumnReduceInChunks(*instructions[IndexOf(p, "var")]));
+  EXPECT_FALSE(ColumnReduceInBlocks(*instructions[IndexOf(p, "var")]));
+  EXPECT_TRUE(ColumnReduceInChunks(*instructions[IndexOf(p, "peaks")]));
+  EXPECT_FALSE(ColumnReduceInChunks(*instructions[IndexOf(p, "prod")]));
+  EXPECT_FALSE(ColumnReduceInChunks(*instructions[IndexOf(p, "few")]));
+  const int var = p.plan.reduce_group[IndexOf(p, "var")];
+  ASSERT_GE(var, 0);
+  EXPECT_EQ(p.plan.groups[var].members.back()->name, "sq");
+  EXPECT_GE(p.plan.reduce_group[IndexOf(p, "peaks")], 0);
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "prod")], -1);
+  EXPECT_EQ(p.plan.reduce_group[IndexOf(p, "few")], -1);
+}
+
 TEST(FusionPlanner, AColumnReduceComputesTheLoopItReadsWhenEachThreadHasColumns) {
   // Softmax over axis 0: the exponentials are summed by columns as they
   // are computed, and stored by that step for the divide. A column reduce
   // with fewer columns than kMinColumnsPerThread per thread reads what a
   // loop of its own stores, as does one over a middle dimension.
-  const std::string wide = std::to_string(kMinColumnsPerThread * Parallel::Threads());
+  const std::string wide = std::to_string(std::max(kNarrowColumns, kMinColumnsPerThread * Parallel::Threads()));
   const std::string narrow = std::to_string(kMinColumnsPerThread * Parallel::Threads() - 16);
   Planned p = Plan(
       "  x = f32[8," + wide + "] parameter(0)\n  m = f32[" + wide + "] parameter(1)\n  zero = f32[] constant(0)\n"
