@@ -20,7 +20,8 @@ void AddRowToColumnSumsWith(Isa isa, const float* row, int64_t count, double* ac
 // AddRowToColumnSums of rows[r * stride, r * stride + count) for r = 0 .. n
 // - 1, in order. Rows of at most 64 columns (a tall [1M, 8], an image's 32
 // channels) keep their accumulators in vector registers across the rows
-// with AVX-512, where one call a row added eight columns one at a time.
+// with AVX-512, where one call a row added a row narrower than 16 columns
+// one column at a time (AddRowToColumnSums's AVX-512 loop takes 16 at once).
 void AddRowsToColumnSums(const float* rows, int64_t n, int64_t stride, int64_t count, double* acc);
 void AddRowsToColumnSumsWith(Isa isa, const float* rows, int64_t n, int64_t stride, int64_t count, double* acc);
 

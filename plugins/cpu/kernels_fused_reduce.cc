@@ -256,7 +256,7 @@ Kernel ChunkedColumnReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, 
           float* values = stored ? stored + b * columns : buffer.get();
           loop->Run(frame, b * columns, (b + n) * columns, values);
           if constexpr (kSum) {
-            if (b == r0) std::fill(acc, acc + columns, 0.0);
+            if (b == r0) std::fill(acc, acc + columns, -0.0);  // the identity, as SplitColumnRows's
             AddRowsToColumnSums(values, n, columns, columns, acc);  // column_sums.h
           } else if (b == r0) {
             std::copy(values, values + columns, acc);  // the chunk's first row

@@ -26,8 +26,9 @@ using hlo::ElementType;
 using hlo::Opcode;
 
 // Each output combines its inputs in the evaluator's order, one after
-// another, so no output's bits depend on how outputs are grouped. Outputs
-// are grouped for speed: a chain of dependent adds runs at one add per
+// another, so no output's bits depend on how outputs are grouped (except
+// where a long row or a narrow column is cut into chunks, below: by its
+// shape alone, never by the thread count). Outputs are grouped for speed: a chain of dependent adds runs at one add per
 // add latency, so several outputs advance side by side.
 //  - When the last kept dimension is the input's innermost (a column sum),
 //    a block of consecutive outputs reads consecutive elements at each
@@ -93,9 +94,9 @@ Kernel SplitLongRows(Slot in, Slot init, Slot out, int64_t outputs, int64_t inne
 // A reduce down fewer than kNarrowColumns columns (fusion_planner.h:
 // channel statistics of an NHWC image with 32 channels, the mean of a tall
 // [1M, 8]) would be one unit of work per block of kept rows, so on one
-// thread. Its reduced rows are cut into chunks of kColumnChunkRows instead,
+// thread where there is one such block. Its reduced rows are cut into chunks of kColumnChunkRows instead,
 // whatever the thread count: each chunk adds its rows to its own
-// accumulators in order (from zero for an f32 sum in double, from its first
+// accumulators in order (from -0 for an f32 sum in double, from its first
 // row for an order-free reducer), and each column then combines its
 // initial value and its chunks' results in order. A fused reduce of such
 // columns (ColumnReduceInChunks) computes the same chunks the same way.
@@ -140,7 +141,7 @@ Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_d
         Acc* acc = &partial[static_cast<size_t>(p * last)];
         int64_t k = k0;
         if constexpr (kF32Sum) {
-          std::fill(acc, acc + last, 0.0);
+          std::fill(acc, acc + last, -0.0);  // the sum's identity: -0 + -0 stays -0
         } else {
           const T* first = row + offset_of(k0);
           for (int64_t j = 0; j < last; ++j) acc[j] = first[j];
@@ -153,8 +154,8 @@ Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_d
             continue;
           }
         }
-        for (; k < k1; ++k) {
-          const T* r = row + offset_of(k);
+        for (ReducedWalk walk(reduced_dims, reduced_strides, k); k < k1; ++k, walk.Next()) {
+          const T* r = row + walk.offset();
           if constexpr (kF32Sum) {
             AddRowToColumnSums(r, last, acc);  // column_sums.h: vector lanes of doubles
           } else {

@@ -60,6 +60,15 @@ class ReducedWalk {
  public:
   ReducedWalk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides)
       : dims_(dims), strides_(strides), index_(dims.size(), 0) {}
+  // The walk from position `start` (a chunk's first reduced row).
+  ReducedWalk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, int64_t start)
+      : ReducedWalk(dims, strides) {
+    for (size_t d = dims_.size(); d-- > 0;) {
+      index_[d] = dims_[d] > 0 ? start % dims_[d] : 0;
+      offset_ += index_[d] * strides_[d];
+      start = dims_[d] > 0 ? start / dims_[d] : 0;
+    }
+  }
   int64_t offset() const { return offset_; }
   void Next() {
     for (size_t d = dims_.size(); d-- > 0;) {

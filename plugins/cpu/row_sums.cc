@@ -144,7 +144,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void SumRowsAvx512
 __attribute__((target("avx512f"))) int64_t LanesAvx512(const float* a, const float* b, int64_t inner, double* la,
                                                         double* lb) {
   __m512d va[4], vb[4];
-  for (int v = 0; v < 4; ++v) va[v] = vb[v] = _mm512_setzero_pd();
+  for (int v = 0; v < 4; ++v) va[v] = vb[v] = _mm512_set1_pd(-0.0);  // the identity (SumInLanes)
   int64_t k = 0;
   for (; k + kRowSumLanes <= inner; k += kRowSumLanes) {
     for (int v = 0; v < 4; ++v) va[v] = _mm512_add_pd(va[v], _mm512_cvtps_pd(_mm256_loadu_ps(a + k + 8 * v)));
@@ -162,7 +162,7 @@ __attribute__((target("avx512f"))) int64_t LanesAvx512(const float* a, const flo
 __attribute__((target("avx2"))) int64_t LanesAvx2(const float* a, const float* b, int64_t inner, double* la,
                                                    double* lb) {
   __m256d va[8], vb[8];
-  for (int v = 0; v < 8; ++v) va[v] = vb[v] = _mm256_setzero_pd();
+  for (int v = 0; v < 8; ++v) va[v] = vb[v] = _mm256_set1_pd(-0.0);
   int64_t k = 0;
   for (; k + kRowSumLanes <= inner; k += kRowSumLanes) {
     for (int v = 0; v < 8; ++v) va[v] = _mm256_add_pd(va[v], _mm256_cvtps_pd(_mm_loadu_ps(a + k + 4 * v)));
@@ -184,7 +184,10 @@ namespace {
 
 // Two rows in lanes (b may be null), added to *acc_a and *acc_b.
 void SumInLanes(Isa isa, const float* a, const float* b, int64_t inner, double* acc_a, double* acc_b) {
-  double la[kRowSumLanes] = {}, lb[kRowSumLanes] = {};
+  // Lanes start at -0, the sum's identity (+0 would turn a row of -0 into +0).
+  double la[kRowSumLanes], lb[kRowSumLanes];
+  std::fill(la, la + kRowSumLanes, -0.0);
+  std::fill(lb, lb + kRowSumLanes, -0.0);
   int64_t k = -1;
 #if defined(__x86_64__) && defined(__GNUC__)
   if (isa == Isa::kAvx512) k = LanesAvx512(a, b, inner, la, lb);
@@ -215,7 +218,7 @@ void SumShortRow(Isa isa, const float* row, int64_t inner, double* acc) {
 void SumChunked(Isa isa, const float* a, const float* b, int64_t inner, double* acc_a, double* acc_b) {
   for (int64_t k = 0; k < inner; k += kRowSumChunk) {
     const int64_t len = std::min(kRowSumChunk, inner - k);
-    double sa = 0, sb = 0;
+    double sa = -0.0, sb = -0.0;  // the identity: a chunk of -0 sums to -0
     if (len >= kLaneSumMinRow) {
       SumInLanes(isa, a + k, b ? b + k : nullptr, len, &sa, &sb);
     } else {
@@ -257,7 +260,7 @@ void SumRowInDoubleWith(Isa isa, const float* row, int64_t inner, double* acc) {
 void SumRowInDouble(const float* row, int64_t inner, double* acc) { SumRowInDoubleWith(HostIsa(), row, inner, acc); }
 
 double RowChunkSum(const float* chunk, int64_t len) {
-  double s = 0;
+  double s = -0.0;  // as SumChunked's
   SumShortRow(HostIsa(), chunk, len, &s);
   return s;
 }

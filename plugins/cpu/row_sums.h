@@ -5,7 +5,7 @@
 // turned into vector lanes by in-register transposes where the CPU has
 // AVX2 or AVX-512.
 //
-// A longer row is summed in kRowSumLanes lanes: lane l adds elements l,
+// A longer row is summed in kRowSumLanes lanes (each from -0, the identity): lane l adds elements l,
 // l + kRowSumLanes, l + 2 kRowSumLanes, ... in order, then the lanes are
 // folded in halves (lane l takes lane l + 16, then l + 8, ... down to lane
 // 0), and the fold is added to the row's accumulator. That is not the
@@ -19,7 +19,7 @@
 //
 // A row longer than kRowSumChunk is summed a chunk of kRowSumChunk
 // elements at a time (the last one shorter), each chunk as a row of its
-// own starting from zero, and the chunks' sums are added to the row's
+// own starting from -0 (the identity), and the chunks' sums are added to the row's
 // accumulator in order. So any chunk's sum can be computed on any thread
 // (RowChunkSum) and a row of 16M elements, a whole array's sum, is shared
 // between threads with the same bits as on one. Blocks of rows (the fused
@@ -53,7 +53,7 @@ void SumRowInDouble(const float* row, int64_t inner, double* acc);
 void SumRowInDoubleWith(Isa isa, const float* row, int64_t inner, double* acc);
 
 // The sum of one chunk of a row of more than kRowSumChunk elements (`len`
-// of them: kRowSumChunk, or fewer for the row's last), from zero, which
+// of them: kRowSumChunk, or fewer for the row's last), from -0, which
 // SumRowInDouble adds to its accumulator after the chunks before it;
 // RowChunks: how many chunks such a row has.
 double RowChunkSum(const float* chunk, int64_t len);

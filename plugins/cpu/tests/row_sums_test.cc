@@ -20,14 +20,14 @@ namespace {
 // What row_sums.h says a row's sum is, written out plainly.
 double ExpectedSum(const float* row, int64_t inner, double acc) {
   if (inner > kRowSumChunk) {
-    for (int64_t k = 0; k < inner; k += kRowSumChunk) acc += ExpectedSum(row + k, std::min(kRowSumChunk, inner - k), 0.0);
+    for (int64_t k = 0; k < inner; k += kRowSumChunk) acc += ExpectedSum(row + k, std::min(kRowSumChunk, inner - k), -0.0);
     return acc;
   }
   if (inner < kLaneSumMinRow) {
     for (int64_t k = 0; k < inner; ++k) acc += static_cast<double>(row[k]);
     return acc;
   }
-  std::vector<double> lanes(kRowSumLanes, 0.0);
+  std::vector<double> lanes(kRowSumLanes, -0.0);
   for (int64_t k = 0; k < inner; ++k) lanes[static_cast<size_t>(k % kRowSumLanes)] += static_cast<double>(row[k]);
   for (int64_t w = kRowSumLanes / 2; w >= 1; w /= 2) {
     for (int64_t l = 0; l < w; ++l) lanes[static_cast<size_t>(l)] += lanes[static_cast<size_t>(l + w)];
