@@ -439,7 +439,9 @@ bool ColumnReduceInChunks(const Instruction& i) {
   const int64_t columns = i.shape.ElementCount();
   const int64_t rows = i.operands[0]->shape.ElementCount() / std::max<int64_t>(1, columns);
   const std::optional<Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
-  return columns > 0 && columns < kNarrowColumns && rows >= 2 * kColumnChunkRows &&
+  // One column is one contiguous row to the unfused reduce (its kept
+  // dimensions of size 1 drop), summed by the row rule: fused, it must be too.
+  return columns > 1 && columns < kNarrowColumns && rows >= 2 * kColumnChunkRows &&
          (op == Opcode::kAdd || op == Opcode::kMaximum || op == Opcode::kMinimum);
 }
 

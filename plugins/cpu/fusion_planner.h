@@ -9,8 +9,9 @@
 // tile by tile, instead of being stored and read back; so is a loop op all
 // of whose users are in one group (the group is then a DAG, the value kept
 // in a register). A reduce of rows or columns (RowReduceInBlocks,
-// ColumnReduceInBlocks) computes a loop op
-// it reads, with that op's group, block by block of rows as it reduces
+// ColumnReduceInBlocks; RowReduceInChunks and ColumnReduceInChunks for
+// long rows and narrow columns) computes a loop op it reads, with that
+// op's group, block by block of rows (or chunk by chunk) as it reduces
 // them, when nothing else reads it or everything else reads it after the
 // reduce: the group is then the reduce's, and its root is stored only in
 // the second case, by the reduce's step (FusionGroup::root_stored). A broadcast of an f32 scalar, or of a row-major vector
@@ -156,7 +157,8 @@ bool RowReduceInChunks(const hlo::Instruction& i);
 // same reduces over the outermost dimensions instead (softmax or mean over
 // axis 0, a bias or batch-norm gradient), with at least kMinColumnsPerThread
 // kept elements per thread, so that the fused kernel, which gives each
-// thread its own columns, keeps every thread busy.
+// thread its own columns, keeps every thread busy, and at least
+// kNarrowColumns (below) in all.
 inline constexpr int64_t kMinColumnsPerThread = 64;
 bool ColumnReduceInBlocks(const hlo::Instruction& i);
 

@@ -66,7 +66,8 @@ Kernel FusedRowReduceKernel(const hlo::Instruction& reduce, const std::vector<co
                             const std::vector<const hlo::Instruction*>& inputs, const std::vector<Slot>& input_slots,
                             const Slot& init, const Slot& out, std::optional<Slot> root_out = std::nullopt);
 
-// A reduce of columns (fusion_planner.h's ColumnReduceInBlocks) whose
+// A reduce of columns (fusion_planner.h's ColumnReduceInBlocks, or of
+// narrow columns ColumnReduceInChunks, a chunk of rows at a time) whose
 // operand is the root of `members`, computed block by block of rows within
 // each thread's columns as the reduce reads it; as FusedRowReduceKernel.
 Kernel FusedColumnReduceKernel(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& members,

@@ -19,7 +19,10 @@
 // columns at a time into a buffer of its own, or into the stored operand,
 // and adds them to the columns' accumulators row after row (f32 sums in
 // double, kernels_reduce.cc), so each output again takes its terms in the
-// order the unfused reduce would.
+// order the unfused reduce would. Fewer than kNarrowColumns columns
+// (ColumnReduceInChunks: an NHWC image's channel statistics) are reduced
+// a chunk of kColumnChunkRows rows at a time on any thread instead, each
+// column combining its chunks in order, as the unfused reduce does.
 #include <algorithm>
 #include <memory>
 #include <type_traits>

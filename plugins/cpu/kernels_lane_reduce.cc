@@ -4,8 +4,8 @@
 // together, each combining its elements in the evaluator's order (init
 // first, then the reduced positions in row-major order), so the results
 // are the evaluator's bit for bit; each body step is one loop over the
-// lanes. (Fewer outputs than that over long runs cut the runs into chunks
-// instead, for associative bodies only: SplitRunsKernel.) An argmax over rows of 1000: 700 ms through hlo::ScalarProgram,
+// lanes. (Fewer lane groups than threads over long runs cut the runs into
+// chunks instead, for associative bodies only: SplitRunsKernel.) An argmax over rows of 1000: 700 ms through hlo::ScalarProgram,
 // one element at a time.
 #include <algorithm>
 #include <limits>
@@ -91,6 +91,9 @@ std::optional<IotaOperand> IotaOf(const hlo::Instruction& iota, const std::vecto
 // more threads than lane groups) changes no result.
 constexpr int64_t kSplitChunks = 1024;
 constexpr int64_t kMinSplitChunk = 1024;  // positions; shorter runs are not split
+// Bodies of more operands are not split: checking them on samples
+// (AssociativeOnSamples) would cost 12 ms of compile for four.
+constexpr size_t kMaxSplitOperands = 3;
 // As the kernel's own loop: lanes, positions gathered at a time, and how far
 // ahead each lane's row is fetched.
 constexpr int64_t kSplitLanes = LaneProgram::kLanes, kSplitBlock = 16, kSplitAhead = 32;
@@ -122,10 +125,12 @@ bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
   const std::vector<int32_t> ints = {std::numeric_limits<int32_t>::min(), -1, 0, 1, 2, 3,
                                      std::numeric_limits<int32_t>::max()};
   // Sample tuples: the first operand's every sample against two values of
-  // each other operand (an argmax's value against indices 0 and 1), at
-  // most kTuples of them: 4096 triples, each four runs of the body over
-  // 64 lanes at a time, about 0.2 ms of compile time.
-  constexpr size_t kTuples = 16, kOther = 2;
+  // each other operand (an argmax's value against indices 0 and 1), every
+  // combination of those, so that no operand is held fixed: 16 tuples for
+  // two operands, 4096 triples, each four runs of the body over 64 lanes at
+  // a time, about 0.2 ms of compile; three operands, 32768 triples, about
+  // 1.5 ms (more are never split: kMaxSplitOperands).
+  constexpr size_t kOther = 2;
   const std::vector<float> other_floats = {1.0f, nan};
   const std::vector<int32_t> other_ints = {0, 1};
   std::vector<uint32_t> first;
@@ -134,8 +139,10 @@ bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
   } else {
     for (int32_t i : ints) first.push_back(std::bit_cast<uint32_t>(i));
   }
+  size_t combinations = first.size();
+  for (size_t v = 1; v < n; ++v) combinations *= kOther;
   std::vector<std::vector<uint32_t>> tuples;
-  for (size_t t = 0; t < kTuples; ++t) {
+  for (size_t t = 0; t < combinations; ++t) {
     std::vector<uint32_t> tuple(n);
     tuple[0] = first[t % first.size()];
     size_t rest = t / first.size();
@@ -145,7 +152,6 @@ bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
                           : std::bit_cast<uint32_t>(other_ints[rest % kOther]);
       rest /= kOther;
     }
-    if (rest > 0) break;  // every combination taken
     tuples.push_back(std::move(tuple));
   }
   // f applied lane by lane to accumulators `a` and elements `b` (triple k's
@@ -380,7 +386,8 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
     staged = staged || (result < static_cast<int>(n) && result != static_cast<int>(v));
   }
   if (in_blocks && units < Parallel::Threads() && reduced_dims.size() == 1 && reduced_strides[0] == 1 &&
-      inner >= 2 * kMinSplitChunk && body->RoundsNothing() && AssociativeOnSamples(*body, n)) {
+      inner >= 2 * kMinSplitChunk && n <= kMaxSplitOperands && body->RoundsNothing() &&
+      AssociativeOnSamples(*body, n)) {
     return SplitRunsKernel(SplitRuns{*std::move(body), n, in, out, iotas, kept_dims, kept_strides, outputs, inner,
                                      staged});
   }

@@ -399,8 +399,8 @@ TEST(FusionPlanner, ReducesOfLongRowsBySumMaxOrMinComputeTheirLoopsInChunks) {
 TEST(FusionPlanner, ReducesOfNarrowColumnsComputeTheirLoopsInChunksOfRows) {
   // An NHWC image's variance over 32 channels: (x - mean)^2 summed down
   // the columns, computed a chunk of rows at a time in the reduce's step;
-  // max too. Too few rows for two chunks, or a product: stored, and the
-  // reduce kernel reads it.
+  // max too. Too few rows for two chunks, a product, or one column: stored,
+  // and the reduce kernel reads it.
   const std::string add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
   const std::string mul = "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] multiply(a, b)\n}\n";
   const std::string max = "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] maximum(a, b)\n}\n";
@@ -413,7 +413,9 @@ TEST(FusionPlanner, ReducesOfNarrowColumnsComputeTheirLoopsInChunksOfRows) {
       "  t = f32[8,32,32,32] tanh(x)\n  prod = f32[32] reduce(t, zero), dimensions={0,1,2}, to_apply=mul\n"
       "  s = f32[100,32] parameter(2)\n  e = f32[100,32] exponential(s)\n"
       "  few = f32[32] reduce(e, zero), dimensions={0}, to_apply=add\n"
-      "  ROOT r = (f32[32], f32[32], f32[32], f32[32]) tuple(var, peaks, prod, few)\n",
+      "  c = f32[8192,1] parameter(3)\n  ct = f32[8192,1] tanh(c)\n"
+      "  one = f32[1] reduce(ct, zero), dimensions={0}, to_apply=add\n"
+      "  ROOT r = (f32[32], f32[32], f32[32], f32[32], f32[1]) tuple(var, peaks, prod, few, one)\n",
       add + mul + max);
   const auto& instructions = p.module->entry->instructions;
   EXPECT_TRUE(ColumnReduceInChunks(*instructions[IndexOf(p, "var")]));
@@ -421,6 +423,9 @@ TEST(FusionPlanner, ReducesOfNarrowColumnsComputeTheirLoopsInChunksOfRows) {
   EXPECT_TRUE(ColumnReduceInChunks(*instructions[IndexOf(p, "peaks")]));
   EXPECT_FALSE(ColumnReduceInChunks(*instructions[IndexOf(p, "prod")]));
   EXPECT_FALSE(ColumnReduceInChunks(*instructions[IndexOf(p, "few")]));
+  // One column is a row to the unfused reduce (summed by the row rule), so
+  // it is never a chunked column reduce.
+  EXPECT_FALSE(ColumnReduceInChunks(*instructions[IndexOf(p, "one")]));
   const int var = p.plan.reduce_group[IndexOf(p, "var")];
   ASSERT_GE(var, 0);
   EXPECT_EQ(p.plan.groups[var].members.back()->name, "sq");

@@ -3,7 +3,7 @@
 // longer ones in kRowSumLanes lanes folded in halves; rows of every length
 // around the vector blocks and the lane groups, rows that start anywhere,
 // accumulators that start nonzero, and a row alone summed as in a group;
-// rows longer than kRowSumChunk summed chunk by chunk, each chunk from zero.
+// rows longer than kRowSumChunk summed chunk by chunk, each chunk from -0.
 #include "plugins/cpu/row_sums.h"
 
 #include <gtest/gtest.h>
@@ -67,7 +67,7 @@ TEST(CpuRowSums, EveryLoopSumsEachRowInTheOrderItPromises) {
 }
 
 // Rows of more than kRowSumChunk: whole chunks, a last chunk in lanes, one
-// too short for lanes (summed in order from zero), and one of a single
+// too short for lanes (summed in order from -0), and one of a single
 // element; each row's chunks summed alone (RowChunkSum) and added in order
 // give the row's bits, which is how a reduce shares a row between threads.
 TEST(CpuRowSums, LongRowsAreSummedChunkByChunk) {
