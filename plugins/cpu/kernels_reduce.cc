@@ -114,7 +114,7 @@ Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_d
     const T start = *static_cast<const T*>(frame.At(init));
     T* y = static_cast<T*>(frame.At(out));
     const Isa isa = HostIsa();
-    // The input offset of kept row g's first column, and of reduced position k.
+    // The input offset of kept row g's first column.
     auto base_of = [&](int64_t g) {
       int64_t base = 0, o = g * last;
       for (size_t d = kept_dims.size(); d-- > 0;) {
@@ -122,15 +122,6 @@ Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_d
         o /= kept_dims[d];
       }
       return base;
-    };
-    auto offset_of = [&](int64_t k) {
-      if (reduced_dims.size() == 1) return k * reduced_strides[0];
-      int64_t offset = 0;
-      for (size_t d = reduced_dims.size(); d-- > 0;) {
-        offset += (k % reduced_dims[d]) * reduced_strides[d];
-        k /= reduced_dims[d];
-      }
-      return offset;
     };
     // Not a std::vector: vector<bool> packs entries into shared words.
     const std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(groups * chunks * last)]);
@@ -140,21 +131,23 @@ Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_d
         const int64_t k0 = p % chunks * kColumnChunkRows, k1 = std::min(inner, k0 + kColumnChunkRows);
         Acc* acc = &partial[static_cast<size_t>(p * last)];
         int64_t k = k0;
+        ReducedWalk walk(reduced_dims, reduced_strides, k0);  // at the chunk's first row
         if constexpr (kF32Sum) {
           std::fill(acc, acc + last, -0.0);  // the sum's identity: -0 + -0 stays -0
         } else {
-          const T* first = row + offset_of(k0);
+          const T* first = row + walk.offset();
           for (int64_t j = 0; j < last; ++j) acc[j] = first[j];
           ++k;
         }
         if constexpr (kF32Sum) {
           if (reduced_dims.size() == 1) {
             // column_sums.h: the accumulators in registers across the rows
-            AddRowsToColumnSums(row + offset_of(k0), k1 - k0, reduced_strides[0], last, acc);
+            AddRowsToColumnSums(row + walk.offset(), k1 - k0, reduced_strides[0], last, acc);
             continue;
           }
         }
-        for (ReducedWalk walk(reduced_dims, reduced_strides, k); k < k1; ++k, walk.Next()) {
+        if (k > k0) walk.Next();  // past the first row, which started the accumulators
+        for (; k < k1; ++k, walk.Next()) {
           const T* r = row + walk.offset();
           if constexpr (kF32Sum) {
             AddRowToColumnSums(r, last, acc);  // column_sums.h: vector lanes of doubles
