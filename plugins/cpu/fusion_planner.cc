@@ -326,7 +326,7 @@ bool IsLoopOp(const Instruction& i) {
       return n == 3 && SameDims(i, 1, kF32) && bound(0) && bound(2);
     }
     if (n == 2) return SameDims(i, 0, kF32) && SameDims(i, 1, kF32) && VisitFloatBinary(i.opcode, any);
-    if (n == 1) return SameDims(i, 0, kF32) && VisitFloatUnary(i.opcode, any);
+    if (n == 1) return SameDims(i, 0, kF32) && VisitFloatUnaryOf(i, any);
     return false;
   }
   if (i.shape.IsArray() && narrow_int(i.shape.element_type())) {

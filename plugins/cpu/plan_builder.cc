@@ -724,7 +724,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (!kernel && i.opcode == Opcode::kMap) kernel = MapKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kTriangularSolve) kernel = TriangularSolveKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kCholesky) kernel = CholeskyKernel(i, in, out);
-      if (!kernel && i.opcode == Opcode::kCustomCall) kernel = ChloKernel(i, in, out);
+      // A chlo call the loops compute (f32 erfc) runs as a loop of one, below.
+      if (!kernel && i.opcode == Opcode::kCustomCall && !IsLoopOp(i)) kernel = ChloKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kBitcastConvert) kernel = BitcastConvertKernel(i, in, out);
       if (!kernel && i.opcode == Opcode::kGetDimensionSize) kernel = GetDimensionSizeKernel(i, out);
       if (!kernel && i.opcode == Opcode::kFft) kernel = FftKernel(i, in, out, &temp);

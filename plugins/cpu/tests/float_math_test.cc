@@ -1,9 +1,10 @@
-// The CPU plugin's f32 exp, expm1, tanh, log and log1p (single-precision
-// polynomials) and logistic (from the f32 exp), float_functions.h,
-// through the C ABI: exp, expm1, log and log1p within one ulp, tanh and
-// logistic within two, of the value rounded
+// The CPU plugin's f32 exp, expm1, tanh, log, log1p and erf
+// (single-precision polynomials), logistic (from the f32 exp) and erfc (a
+// chlo custom-call; polynomials and the f32 exp), float_functions.h,
+// through the C ABI: exp, expm1, log and log1p within one ulp, tanh,
+// logistic and erf within two, erfc within four, of the value rounded
 // from double over a dense sweep (the exp and tanh polynomials were also
-// checked on every float, as were expm1, log, log1p and logistic), and exact on
+// checked on every float, as were expm1, log, log1p, logistic, erf and erfc), and exact on
 // the special values (signed zeros, tiny values, saturation, overflow,
 // underflow to zero, infinities, NaN).
 #include <gtest/gtest.h>
@@ -29,9 +30,9 @@ int64_t UlpDistance(float a, float b) {
   return std::llabs(ordered(x) - ordered(y));
 }
 
-// Runs `op` (an HLO unary op on f32) over `x` through the C ABI and returns
-// the results.
-std::vector<float> RunUnary(const std::string& op, const std::vector<float>& x) {
+// Runs `op` (an HLO unary op on f32, with `attributes` after its operand)
+// over `x` through the C ABI and returns the results.
+std::vector<float> RunUnary(const std::string& op, const std::vector<float>& x, const std::string& attributes = "") {
   const int64_t n = static_cast<int64_t>(x.size());
   anvil::testkit::AbiSession session("cpu");
   EXPECT_TRUE(session.ok()) << session.error();
@@ -39,7 +40,7 @@ std::vector<float> RunUnary(const std::string& op, const std::vector<float>& x) 
   const std::string shape = "f32[" + std::to_string(n) + "]";
   anvil_executable* exe = nullptr;
   anvil_status* status = session.Compile(
-      "HloModule t\nENTRY e {\n  x = " + shape + " parameter(0)\n  ROOT y = " + shape + " " + op + "(x)\n}\n", &exe);
+      "HloModule t\nENTRY e {\n  x = " + shape + " parameter(0)\n  ROOT y = " + shape + " " + op + "(x)" + attributes + "\n}\n", &exe);
   EXPECT_EQ(status, nullptr) << (status ? anvil_status_get_message(status) : "");
   if (status) {
     anvil_status_free(status);
@@ -157,6 +158,35 @@ TEST(CpuFloatMath, Expm1IsWithinOneUlpOfTheCorrectlyRoundedValue) {
 TEST(CpuFloatMath, LogisticIsWithinTwoUlpsOfTheCorrectlyRoundedValue) {
   const std::vector<float> x = Sweep(110);
   ExpectWithinUlps(2, x, RunUnary("logistic", x), &Logistic);
+}
+
+TEST(CpuFloatMath, ErfIsWithinTwoUlpsOfTheCorrectlyRoundedValue) {
+  // Two polynomials meet at 1; erf rounds to 1 above 3.92.
+  std::vector<float> x = LogSweep();
+  for (float v : {1.0f, 1.0000001f, 0.99999994f, 3.92f, 3.9200001f, 3.9199998f, 4.0f, 5.0f, -1.0000001f, -3.92f}) {
+    x.push_back(v);
+  }
+  for (float v = 1e-30f; v < 1.0f; v *= 1.001f) x.push_back(-v);
+  // Tiny values are 1.128 x, not x: rounded twice, not exact.
+  ExpectWithinUlps(2, x, RunUnary("erf", x), [](double v) { return std::erf(v); }, /*tiny_exact=*/false);
+}
+
+TEST(CpuFloatMath, ErfcIsWithinFourUlpsOfTheCorrectlyRoundedValue) {
+  // 1 - erf below 0.5; e^-x^2 times a polynomial from there (one to 2, one
+  // beyond) to 10.1, above which erfc rounds to 0 (subnormal from 9.2).
+  std::vector<float> x = Sweep(11);
+  for (uint32_t bits = 1; bits < 0x7f800000u; bits += 4099) {
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  for (float v : {0.5f, 0.49999997f, 0.50000006f, 2.0f, 1.9999999f, 2.0000002f, 9.2f, 10.0f, 10.05f, 10.1f, 10.100001f,
+                  -3.92f, -10.0f}) {
+    x.push_back(v);
+  }
+  const std::vector<float> y = RunUnary("custom-call", x, ", custom_call_target=\"chlo.erfc\"");
+  ExpectWithinUlps(4, x, y, [](double v) { return std::erfc(v); }, /*tiny_exact=*/false);
 }
 
 }  // namespace

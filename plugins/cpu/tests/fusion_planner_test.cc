@@ -62,6 +62,17 @@ TEST(FusionPlanner, AChainBecomesOneLoop) {
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"m s t d <- a b c"}));
 }
 
+// GELU's exact form: erf is a loop op of f32 and bf16 (float_functions.h),
+// so the whole activation is one loop.
+TEST(FusionPlanner, ExactGeluWithItsErfIsOneLoop) {
+  Planned p = Plan(
+      "  x = f32[64] parameter(0)\n  h = bf16[64] parameter(1)\n"
+      "  s = f32[64] multiply(x, x)\n  e = f32[64] erf(s)\n  g = f32[64] multiply(x, e)\n"
+      "  eh = bf16[64] erf(h)\n  gh = bf16[64] multiply(h, eh)\n"
+      "  ROOT t = (f32[64], bf16[64]) tuple(g, gh)\n");
+  EXPECT_EQ(p.Groups(), (std::vector<std::string>{"eh gh <- h", "s e g <- x"}));
+}
+
 TEST(FusionPlanner, ScalarBroadcastsAreSplatsInsideTheLoop) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  k = f32[] constant(2)\n  kb = f32[64] broadcast(k), dimensions={}\n"
