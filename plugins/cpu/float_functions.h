@@ -267,9 +267,10 @@ inline float ErfFloat(float x) {
 // - above 10.1 (clamped there), the result rounds to 0.
 // Polynomials in x - 1.25 and 1/x rather than in a variable scaled to
 // [-1, 1]: that scaling's rounding alone cost two ulps. Within four ulps of
-// the correctly rounded value for every float (checked exhaustively; four
-// ulps for 51 in 2^31, three for about 7,000; subnormal results within one
-// subnormal step); infinities give 0 and 2, NaN stays NaN. JAX's exact GELU,
+// the correctly rounded value for every float (checked exhaustively: of the
+// 2^31 non-negative floats, 361 are four ulps off and about 49,000 three,
+// all between 0.5 and 10.1; negative x within one ulp); infinities give 0
+// and 2, NaN stays NaN. JAX's exact GELU,
 // 0.5 x erfc(-x / sqrt 2), computes this one: std::erfc in double, as a
 // step of its own, was 10 ms over 2^21 floats.
 inline float ErfcFloat(float x) {
