@@ -147,6 +147,14 @@ Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_d
           }
         }
         if (k > k0) walk.Next();  // past the first row, which started the accumulators
+        if constexpr (!kF32Sum) {
+          if (reduced_dims.size() == 1 && reduced_strides[0] == last) {
+            // The chunk's rows lie one after another: blocks of rows
+            // combined as one run (combine_run.h).
+            CombineContiguousRows(isa, acc, row + walk.offset(), k1 - k, last, combine);
+            continue;
+          }
+        }
         for (; k < k1; ++k, walk.Next()) {
           const T* r = row + walk.offset();
           if constexpr (kF32Sum) {

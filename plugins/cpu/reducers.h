@@ -5,6 +5,7 @@
 // pred add and multiply are or and and.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -50,7 +51,18 @@ struct Multiply {
 template <typename T>
 struct Maximum {
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      // Equal values have equal bits, except +0 and -0, whose bits' and is
+      // +0. Branch free, one select per case: with an early return and a
+      // signbit test GCC's vector loop spent 20 instructions, most of them
+      // on mask registers, per 16 floats (a tall [1M, 8]'s max was bound by
+      // them).
+      using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      const T larger = a > b ? a : b;
+      const T equal = std::bit_cast<T>(static_cast<Bits>(std::bit_cast<Bits>(a) & std::bit_cast<Bits>(b)));
+      const T value = a == b ? equal : larger;
+      return a != a || b != b ? std::numeric_limits<T>::quiet_NaN() : value;
+    } else if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
       return (a == 0 && b == 0) ? (std::signbit(a) ? b : a) : (a > b ? a : b);
     } else {
@@ -62,7 +74,14 @@ struct Maximum {
 template <typename T>
 struct Minimum {
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      // As Maximum: the bits' or of +0 and -0 is -0.
+      using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      const T smaller = a < b ? a : b;
+      const T equal = std::bit_cast<T>(static_cast<Bits>(std::bit_cast<Bits>(a) | std::bit_cast<Bits>(b)));
+      const T value = a == b ? equal : smaller;
+      return a != a || b != b ? std::numeric_limits<T>::quiet_NaN() : value;
+    } else if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
       return (a == 0 && b == 0) ? (std::signbit(a) ? a : b) : (a < b ? a : b);
     } else {
