@@ -17,17 +17,7 @@
 
 namespace anvil::cpu {
 
-// e^x in single precision, with no call and no branch, so that loops
-// calling it vectorise at the width of floats. x = n*ln2 + r
-// with |r| <= ln2/2: n by the round-to-nearest shift of 1.5*2^23, r by
-// Cody-Waite with ln2 split in two (the first part has 16 significant bits,
-// so n * part is exact for the n that occur), e^r by its Taylor polynomial
-// to r^7 (truncation under 0.05 ulp), and 2^n as two halves so that
-// subnormal results round once. Within one ulp of the correctly rounded
-// value for every float (checked exhaustively); x is clamped to
-// [-104, 89], beyond which results are 0 and infinity anyway; NaN stays
-// NaN. No fused multiply-add, so every instruction set gives the same bits.
-// e^x as p 2^n_low 2^n_high, as ExpFloat computes it, for a caller that
+// e^x as p 2^n_low 2^n_high, ExpFloat's parts (below), for a caller that
 // multiplies p by something before the scales (ErfcFloat, whose product
 // may be subnormal: scaled last, it rounds once).
 struct ExpParts {
@@ -61,6 +51,17 @@ inline ExpParts ExpFloatParts(float x) {
   std::memcpy(&parts.high_scale, &high_bits, sizeof parts.high_scale);
   return parts;
 }
+
+// e^x in single precision, with no call and no branch, so that loops
+// calling it vectorise at the width of floats. x = n*ln2 + r
+// with |r| <= ln2/2: n by the round-to-nearest shift of 1.5*2^23, r by
+// Cody-Waite with ln2 split in two (the first part has 16 significant bits,
+// so n * part is exact for the n that occur), e^r by its Taylor polynomial
+// to r^7 (truncation under 0.05 ulp), and 2^n as two halves so that
+// subnormal results round once. Within one ulp of the correctly rounded
+// value for every float (checked exhaustively); x is clamped to
+// [-104, 89], beyond which results are 0 and infinity anyway; NaN stays
+// NaN. No fused multiply-add, so every instruction set gives the same bits.
 inline float ExpFloat(float x) {
   const ExpParts e = ExpFloatParts(x);
   return e.p * e.low_scale * e.high_scale;
@@ -214,7 +215,7 @@ inline float Expm1Float(float x) {
 //   the interval onto [-1, 1];
 // - beyond 3.92, erf rounds to +-1 (1 - erf < 2^-25).
 // Within two ulps of the correctly rounded value for every float (checked
-// exhaustively: 97% exact, 385 floats two ulps off); -0, tiny values,
+// exhaustively: 97% exact, 385 floats of each sign two ulps off); -0, tiny values,
 // infinities and NaN come out as erf's. std::erf is a call per element,
 // and an unfused erf split GELU's loop in three: 10 ms over 2^21 floats,
 // against 1 ms for the whole fused GELU.

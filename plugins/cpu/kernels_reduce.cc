@@ -96,10 +96,12 @@ Kernel SplitLongRows(Slot in, Slot init, Slot out, int64_t outputs, int64_t inne
 // [1M, 8]) would be one unit of work per block of kept rows, so on one
 // thread where there is one such block. Its reduced rows are cut into chunks of kColumnChunkRows instead,
 // whatever the thread count: each chunk adds its rows to its own
-// accumulators in order (from -0 for an f32 sum in double, from its first
-// row for an order-free reducer), and each column then combines its
-// initial value and its chunks' results in order. A fused reduce of such
-// columns (ColumnReduceInChunks) computes the same chunks the same way.
+// accumulators (an f32 sum in double from -0, its rows in order; an
+// order-free reducer from its first row, contiguous rows a block at a time,
+// CombineContiguousRows, in an order that cannot change its result), and
+// each column then combines its initial value and its chunks' results in
+// order. A fused reduce of such columns (ColumnReduceInChunks) computes the
+// same chunks by the same rules, with the same bits.
 template <typename T, typename Acc, typename Combine>
 Kernel SplitColumnRows(Slot in, Slot init, Slot out, std::vector<int64_t> kept_dims, std::vector<int64_t> kept_strides,
                        std::vector<int64_t> reduced_dims, std::vector<int64_t> reduced_strides, Combine combine) {

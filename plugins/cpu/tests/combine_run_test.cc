@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include <xmmintrin.h>
+
 #include "plugins/cpu/combine_run.h"
 #include "plugins/cpu/reducers.h"
 
@@ -51,6 +53,29 @@ TEST(Reducers, FloatMinimumPropagatesNaNAndOrdersMinusZeroBelowPlusZero) {
   EXPECT_TRUE(std::isnan(min(1.0f, kNaN)));
   const reducer::Minimum<double> min64;
   EXPECT_EQ(std::bit_cast<uint64_t>(min64(0.0, -0.0)), std::bit_cast<uint64_t>(-0.0));
+}
+
+// With subnormals treated as zero (the CPU plugin's flush_denormals, on by
+// default under JAX) they compare equal to zeros and to each other: the
+// result is still one of the operands, the one the elementwise maximum and
+// minimum pick (a bits-and version made 0x1 of 0x3 and 0x80000001).
+TEST(Reducers, FloatMaximumAndMinimumGiveAnOperandWithSubnormalsFlushed) {
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040);  // flush to zero, denormals are zero
+  // Volatile: compared at run time, under the flags, not folded.
+  volatile float p3 = std::bit_cast<float>(0x00000003u), n1 = std::bit_cast<float>(0x80000001u),
+                 n2 = std::bit_cast<float>(0x80000002u), p1 = std::bit_cast<float>(0x00000001u);
+  const reducer::Maximum<float> max;
+  const reducer::Minimum<float> min;
+  const uint32_t max_pn = Bits(max(p3, n1)), max_np = Bits(max(n1, p3)), max_pp = Bits(max(p3, p1));
+  const uint32_t min_nn = Bits(min(n2, n1)), min_pn = Bits(min(p3, n1)), min_np = Bits(min(n1, p3));
+  _mm_setcsr(saved);
+  EXPECT_EQ(max_pn, 0x00000003u);
+  EXPECT_EQ(max_np, 0x00000003u);
+  EXPECT_EQ(max_pp, 0x00000003u);
+  EXPECT_EQ(min_nn, 0x80000002u);
+  EXPECT_EQ(min_pn, 0x80000001u);
+  EXPECT_EQ(min_np, 0x80000001u);
 }
 
 // Every column's rows combined one by one, in order.
