@@ -73,6 +73,23 @@ TEST(FusionPlanner, ExactGeluWithItsErfIsOneLoop) {
   EXPECT_EQ(p.Groups(), (std::vector<std::string>{"eh gh <- h", "s e g <- x"}));
 }
 
+// erfc has no opcode: only a chlo.erfc call of one f32 operand is a loop
+// op (ErfcFloat); other types, targets and arities stay the chlo kernel's.
+TEST(FusionPlanner, OnlyAnF32ErfcCallOfOneOperandIsALoopOp) {
+  Planned p = Plan(
+      "  x = f32[64] parameter(0)\n  h = bf16[64] parameter(1)\n"
+      "  c = f32[64] custom-call(x), custom_call_target=\"chlo.erfc\"\n"
+      "  ch = bf16[64] custom-call(h), custom_call_target=\"chlo.erfc\"\n"
+      "  e = f32[64] custom-call(x), custom_call_target=\"chlo.erf\"\n"
+      "  two = f32[64] custom-call(x, x), custom_call_target=\"chlo.erfc\"\n"
+      "  ROOT t = (f32[64], bf16[64], f32[64], f32[64]) tuple(c, ch, e, two)\n");
+  const auto& instructions = p.module->entry->instructions;
+  EXPECT_TRUE(IsLoopOp(*instructions[IndexOf(p, "c")]));
+  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "ch")]));
+  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "e")]));
+  EXPECT_FALSE(IsLoopOp(*instructions[IndexOf(p, "two")]));
+}
+
 TEST(FusionPlanner, ScalarBroadcastsAreSplatsInsideTheLoop) {
   Planned p = Plan(
       "  a = f32[64] parameter(0)\n  k = f32[] constant(2)\n  kb = f32[64] broadcast(k), dimensions={}\n"
