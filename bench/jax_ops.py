@@ -55,6 +55,8 @@ def workloads():
         "argmax_vocab": (lambda l: l.argmax(-1), [f32(1, 50257)]),
         "channel_mean_var": (lambda x: (x.mean((0, 1, 2)), x.var((0, 1, 2))), [f32(32, 56, 56, 32)]),
         "tall_mean0": (lambda t: t.mean(0), [f32(1 << 20, 8)]),
+        "tall_max0": (lambda t: t.max(0), [f32(1 << 20, 8)]),
+        "channel_max": (lambda x: x.max((0, 1, 2)), [f32(32, 56, 56, 32)]),
         "vector_dot": (lambda v: v @ v, [f32(1 << 22)]),
         "logsumexp": (lambda x: jax.nn.logsumexp(x, 1), [X]),
         "softmax_axis0": (lambda x: jax.nn.softmax(x, 0), [X]),
