@@ -262,10 +262,12 @@ Kernel ChunkedColumnReduce(std::shared_ptr<const FusedLoop> loop, int64_t rows, 
             if (b == r0) std::fill(acc, acc + columns, -0.0);  // the identity, as SplitColumnRows's
             AddRowsToColumnSums(values, n, columns, columns, acc);  // column_sums.h
           } else if (b == r0) {
+            // Max and min, order free: the block's rows combined as runs
+            // (combine_run.h), as SplitColumnRows combines its chunks'.
             std::copy(values, values + columns, acc);  // the chunk's first row
-            CombineRows(isa, values + columns, n - 1, columns, columns, acc, combine);
+            CombineContiguousRows(isa, acc, values + columns, n - 1, columns, combine);
           } else {
-            CombineRows(isa, values, n, columns, columns, acc, combine);
+            CombineContiguousRows(isa, acc, values, n, columns, combine);
           }
         }
       }
