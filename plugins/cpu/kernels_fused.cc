@@ -37,6 +37,20 @@ constexpr int64_t kGrain = 1 << 15;
 
 using TileFn = void (*)(const void*, const void*, const void*, void*, int64_t);
 
+// What a Horner chain's tile function (fused_tiles.inc's HornerTile) reads
+// for one tile besides x and the starting p: per step, whether it
+// multiplies by x, adds one value to every element (`values`) or adds a
+// tile (`terms`).
+constexpr int kMaxHornerSteps = 64;
+struct HornerArgs {
+  enum Kind : uint8_t { kMultiply, kAddValue, kAddTile };
+  int count = 0;
+  float start = 0;  // the starting p when it is one value (no p tile)
+  Kind kind[kMaxHornerSteps];
+  const float* terms[kMaxHornerSteps];
+  float values[kMaxHornerSteps];
+};
+
 // The tile functions, compiled three times: for the baseline x86-64 the
 // plugin is built for, for AVX2 and for AVX-512 (chosen at run time by what
 // the CPU has; the elementwise chain: 27 ms with AVX2, 12 ms with AVX-512).
@@ -44,7 +58,11 @@ using TileFn = void (*)(const void*, const void*, const void*, void*, int64_t);
 // would round once where the one-op kernels round twice, and fusion must
 // not change a bit. Everything the .inc defines lands in its own namespace,
 // so no wider copy of a function can stand in for a narrower one.
+// kHornerBlocks: HornerTile's blocks of sixteen floats in flight, eight
+// AVX-512 registers (beside eight for x: half the register file), or four
+// blocks where a block takes two AVX2 or four SSE registers.
 namespace baseline {
+constexpr int kHornerBlocks = 4;
 #include "plugins/cpu/fused_tiles.inc"
 }  // namespace baseline
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -52,12 +70,14 @@ namespace baseline {
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace avx2 {
+constexpr int kHornerBlocks = 4;
 #include "plugins/cpu/fused_tiles.inc"
 }  // namespace avx2
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw", "prefer-vector-width=512")
 namespace avx512 {
+constexpr int kHornerBlocks = 8;
 #include "plugins/cpu/fused_tiles.inc"
 }  // namespace avx512
 #pragma GCC pop_options
@@ -90,6 +110,14 @@ TileFn TileFunctionNarrowing(const Instruction&) {
   if (HostIsa() == Isa::kAvx2) return &avx2::NarrowBf16Tile;
 #endif
   return &baseline::NarrowBf16Tile;
+}
+
+TileFn HornerTileFunction() {
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (HostIsa() == Isa::kAvx512) return &avx512::HornerTile;
+  if (HostIsa() == Isa::kAvx2) return &avx2::HornerTile;
+#endif
+  return &baseline::HornerTile;
 }
 
 TileFn ByConstantTileFunction(const Instruction& m) {
@@ -351,6 +379,16 @@ struct FusedOp {
   int divisor = -1;  // an integer division's constant divisor (TiledLoop::divisors), passed as `c`
   IotaFn iota = nullptr;  // an iota along `broadcast`'s run (fn is then nullptr)
   int strided = -1;       // a strided read of input `a` (TiledLoop::strided_reads; fn is then nullptr)
+  int horner = -1;        // a Horner chain (TiledLoop::horners): x is `a`, the starting p `b`
+};
+
+// A chain of Horner steps that HornerOps made one op: per step, whether it
+// multiplies by the chain's x, else the operand it adds (a register or an
+// input, as FusedOp's operands) and whether that is read as one scalar.
+struct HornerChain {
+  std::vector<bool> multiply;
+  std::vector<int> terms;
+  std::vector<bool> scalar_terms;
 };
 
 // The divisor of an s32 or u32 divide or remainder that is a broadcast of a
@@ -378,7 +416,7 @@ std::optional<int_fn::ConstantDivisor> ConstantDivisorOf(const Instruction& m) {
 // Whether `op` computes a pairable f32 binary op on two arrays.
 bool Pairable(const FusedOp& op) {
   const Instruction* m = op.member;
-  if (!op.fn || !m || m->operands.size() != 2 || !IsF32(m)) return false;
+  if (!op.fn || !m || op.horner >= 0 || m->operands.size() != 2 || !IsF32(m)) return false;
   for (const Instruction* o : m->operands) {
     if (!IsF32(o) || (o->shape.rank() == 0 && m->shape.rank() > 0)) return false;
   }
@@ -433,6 +471,128 @@ std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<
     paired.push_back(first);
   }
   return paired;
+}
+
+// Whether `op` may be a step of a Horner chain: an f32 multiply or add of
+// two arrays (either may be a splat read as a scalar), as pairs take.
+bool HornerStepOp(const FusedOp& op) {
+  return Pairable(op) && (op.member->opcode == Opcode::kMultiply || op.member->opcode == Opcode::kAdd);
+}
+
+// Each run of three or more ops that evaluates a polynomial by Horner's
+// rule becomes one op (HornerTile), with its steps kept in registers. The
+// run starts with a multiply of the chain's x (an array) by the starting p;
+// each later step reads the one before it, and only it reads that result,
+// and either multiplies it by the same x or adds a term (any array or
+// scalar). JAX's erfc arrives as three such runs of 14 to 18 ops (a
+// constant added, then x multiplied, in turn); its erf_inv computes each
+// term (a select between two coefficients) just before the step that adds
+// it.
+//
+// The chain runs where its last step ran, and only that step's result is
+// stored. Ops between its steps (erf_inv's selects) run before it, in their
+// order; each may write no register the steps before it read (x, the
+// starting p, a term), which the chain reads when it runs. Nothing else
+// changes: only the chain read its intermediate results, and an op between
+// its steps reads none of them.
+struct HornerRun {
+  HornerChain chain;
+  size_t end = 0;               // the index of the last step's op
+  std::vector<size_t> between;  // ops between the steps, which run first
+  int steps() const { return static_cast<int>(chain.multiply.size()); }
+};
+
+HornerRun LongestHornerRun(const std::vector<FusedOp>& ops, size_t k, int x_side, const InstructionMap& reads) {
+  const FusedOp& start = ops[k];
+  const Instruction* x = start.member->operands[static_cast<size_t>(x_side)];
+  HornerRun run;
+  run.end = k;
+  run.chain.multiply.push_back(true);
+  run.chain.terms.push_back(0);
+  run.chain.scalar_terms.push_back(false);
+  std::vector<int> read = {start.a, start.b};  // registers the steps so far read (inputs are never written)
+  std::vector<size_t> pending;                 // ops since the last step
+  for (size_t next_at = k + 1; next_at < ops.size() && run.steps() < kMaxHornerSteps; ++next_at) {
+    const FusedOp& prev = ops[run.end];
+    const FusedOp& next = ops[next_at];
+    if (prev.out < 0 || !ReadOnce(reads, prev.member)) break;
+    const bool reads_prev = next.member && std::find(next.member->operands.begin(), next.member->operands.end(),
+                                                     prev.member) != next.member->operands.end();
+    if (!reads_prev) {
+      // An op between two steps: it may write no register a step read.
+      if (next.out < 0 || next.horner >= 0 || std::find(read.begin(), read.end(), next.out) != read.end()) break;
+      pending.push_back(next_at);
+      continue;
+    }
+    if (!HornerStepOp(next)) break;
+    const auto& uses = next.member->operands;
+    if ((uses[0] == prev.member) == (uses[1] == prev.member)) break;
+    const int other = uses[0] == prev.member ? 1 : 0;
+    const bool other_scalar = (next.scalars & (1 << other)) != 0;
+    const int other_id = other == 0 ? next.a : next.b;
+    if (next.member->opcode == Opcode::kMultiply) {
+      if (uses[static_cast<size_t>(other)] != x || other_scalar) break;
+      run.chain.multiply.push_back(true);
+      run.chain.terms.push_back(0);
+      run.chain.scalar_terms.push_back(false);
+    } else {
+      run.chain.multiply.push_back(false);
+      run.chain.terms.push_back(other_id);
+      run.chain.scalar_terms.push_back(other_scalar);
+      read.push_back(other_id);
+    }
+    run.between.insert(run.between.end(), pending.begin(), pending.end());
+    pending.clear();
+    run.end = next_at;
+  }
+  return run;
+}
+
+std::vector<FusedOp> HornerOps(const std::vector<FusedOp>& ops, const std::vector<const Instruction*>& members,
+                               std::vector<HornerChain>& chains) {
+  const InstructionMap reads = CountReads(members);
+  std::vector<FusedOp> out;
+  std::vector<bool> taken(ops.size(), false);  // ops a chain ran, or ran before it
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (taken[k]) continue;
+    const FusedOp& start = ops[k];
+    if (!HornerStepOp(start) || start.member->opcode != Opcode::kMultiply) {
+      out.push_back(start);
+      continue;
+    }
+    // x is whichever array operand of the first multiply the later ones
+    // multiply by; the other operand is the starting p.
+    HornerRun best;
+    int best_x = -1;
+    for (int x_side : {1, 0}) {
+      if (start.scalars & (1 << x_side)) continue;
+      HornerRun run = LongestHornerRun(ops, k, x_side, reads);
+      if (run.steps() > best.steps()) {
+        best = std::move(run);
+        best_x = x_side;
+      }
+    }
+    if (best.steps() < 3) {  // a pair is PairOps' to make
+      out.push_back(start);
+      continue;
+    }
+    for (size_t m : best.between) {
+      out.push_back(ops[m]);
+      taken[m] = true;
+    }
+    FusedOp op = ops[best.end];  // the last step's result register and member
+    op.fn = HornerTileFunction();
+    op.a = best_x == 0 ? start.a : start.b;
+    op.b = best_x == 0 ? start.b : start.a;
+    op.scalars = (start.scalars & (1 << (1 - best_x))) != 0 ? 2 : 0;
+    op.has_b = true;
+    op.has_c = false;
+    op.horner = static_cast<int>(chains.size());
+    chains.push_back(std::move(best.chain));
+    out.push_back(op);
+    for (size_t m = k; m <= best.end; ++m) taken[m] = true;
+  }
+  return out;
 }
 
 // n copies of a 4-byte value, with the widest stores the CPU has: a
@@ -562,6 +722,25 @@ void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& s
 
 }  // namespace
 
+void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, const std::vector<HornerStep>& steps,
+                        float* out, int64_t n) {
+  HornerArgs args;
+  args.count = static_cast<int>(std::min<size_t>(steps.size(), kMaxHornerSteps));
+  args.start = start;
+  for (int s = 0; s < args.count; ++s) {
+    const HornerStep& step = steps[static_cast<size_t>(s)];
+    args.kind[s] = step.multiply ? HornerArgs::kMultiply : step.tile ? HornerArgs::kAddTile : HornerArgs::kAddValue;
+    args.terms[s] = step.tile;
+    args.values[s] = step.value;
+  }
+  TileFn fn = &baseline::HornerTile;
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (isa == Isa::kAvx512) fn = &avx512::HornerTile;
+  if (isa == Isa::kAvx2) fn = &avx2::HornerTile;
+#endif
+  fn(x, p0, &args, out, n);
+}
+
 bool CompareDirectionKnown(const std::string& direction) { return baseline::CompareFn(direction) != nullptr; }
 
 int FusedRegistersNeeded(const std::vector<const Instruction*>& members) {
@@ -591,6 +770,7 @@ class TiledLoop final : public FusedLoop {
   std::vector<FusedOp> ops;
   std::vector<int_fn::ConstantDivisor> divisors;  // FusedOp::divisor
   std::vector<StridedRead> strided_reads;         // FusedOp::strided
+  std::vector<HornerChain> horners;               // FusedOp::horner
   std::vector<Slot> input_slots;
   std::vector<int64_t> input_size;
   std::vector<bool> input_scalar;
@@ -689,6 +869,32 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
           continue;
         }
         scalar_tiles = 0;
+        if (op.horner >= 0) {
+          const HornerChain& chain = horners[static_cast<size_t>(op.horner)];
+          HornerArgs args;
+          args.count = static_cast<int>(chain.multiply.size());
+          for (int s = 0; s < args.count; ++s) {
+            const auto step = static_cast<size_t>(s);
+            if (chain.multiply[step]) {
+              args.kind[s] = HornerArgs::kMultiply;
+            } else if (chain.scalar_terms[step]) {
+              args.kind[s] = HornerArgs::kAddValue;
+              args.values[s] = *static_cast<const float*>(scalar(chain.terms[step]));
+            } else {
+              args.kind[s] = HornerArgs::kAddTile;
+              args.terms[s] = static_cast<const float*>(source(chain.terms[step]));
+            }
+          }
+          const void* p = nullptr;
+          if (op.scalars & 2) {
+            args.start = *static_cast<const float*>(scalar(op.b));
+          } else {
+            p = source(op.b);
+          }
+          op.fn(source(op.a), p, &args, dst, len);
+          if (op.out >= 0) view[op.out] = reg(op.out);
+          continue;
+        }
         const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
         const void* b = !op.has_b ? nullptr : op.scalars & 2 ? scalar(op.b) : source(op.b);
         const void* c = op.divisor >= 0 ? &divisors[static_cast<size_t>(op.divisor)]
@@ -789,7 +995,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     if ((op.has_c = m.operands.size() > 2)) op.c = operand_of(2);
     ops.push_back(op);
   }
-  loop->ops = PairOps(ops, tiled);
+  loop->ops = PairOps(HornerOps(ops, tiled, loop->horners), tiled);
   if (narrows_root) {
     FusedOp narrow;
     narrow.fn = TileFunctionNarrowing(*tiled.back());

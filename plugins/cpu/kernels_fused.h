@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hlo/ir.h"
+#include "plugins/cpu/isa.h"
 #include "plugins/cpu/plan.h"
 #include "plugins/cpu/row_chains.h"
 
@@ -26,6 +27,23 @@ namespace anvil::cpu {
 // needs, so most still touch a few tiles of L1.
 inline constexpr int kMaxFusedRegisters = 16;
 inline constexpr int64_t kFusedTile = 1024;
+
+// One step of a polynomial by Horner's rule, as the loop runs a chain of
+// them in one pass (fused_tiles.inc's HornerTile): p = p * x, or p = p +
+// the step's term, a tile of the chain's n elements or, where `tile` is
+// null, `value` for every element.
+struct HornerStep {
+  bool multiply = false;
+  const float* tile = nullptr;
+  float value = 0;
+};
+
+// A chain of at most 64 steps over n elements from p0 (or, where it is
+// null, `start` for every element) into out, with the tile function built
+// for `isa`: for tests, which check each instruction set this CPU runs
+// against the steps done one at a time.
+void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, const std::vector<HornerStep>& steps,
+                        float* out, int64_t n);
 
 // Whether a compare direction is one the fused loop computes.
 bool CompareDirectionKnown(const std::string& direction);

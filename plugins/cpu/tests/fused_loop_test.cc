@@ -4,7 +4,8 @@
 // scalar broadcast, clamp with scalar bounds, over several tiles; chains of
 // binary ops the loop pairs into one pass, the intermediate on either side
 // of the second op, across a splatted constant; constants read as scalars
-// and bias rows read in place of a tile; a loop op fused with
+// and bias rows read in place of a tile; polynomials by Horner's rule,
+// run as one pass; a loop op fused with
 // nothing (a loop of one), checked bit for bit against the plugin's float
 // functions as this test's compiler builds them for the baseline x86-64.
 #include <gtest/gtest.h>
@@ -99,6 +100,87 @@ TEST(CpuFusedLoops, PairedBinaryOpsGiveTheTwoPassResults) {
   }
   EXPECT_EQ(wrong, 0);
   for (anvil_buffer* b : {bx, by, bz, out[0]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+// Polynomials by Horner's rule, which the loop runs as one pass with the
+// steps in registers (HornerTile), checked bit for bit against the same
+// steps done one at a time here: a chain from a constant with its
+// operands in either order; one from an array with an array term and a
+// term computed between two of its steps (erf_inv's select of two
+// constants); one of 80 steps, past the 64 one pass takes; and one whose
+// first result is read again after the chain, which must not be dropped.
+// 5000 elements: several tiles, blocks of 128 and a scalar tail.
+TEST(CpuFusedLoops, HornerChainsGiveTheStepByStepResults) {
+  constexpr int64_t kN = 5000;
+  constexpr int kLongPairs = 40;
+  const std::string s = "f32[" + std::to_string(kN) + "]";
+  std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  y = " + s + " parameter(1)\n  z = " + s +
+                    " parameter(2)\n  w = " + s + " parameter(3)\n";
+  const float c[6] = {0.75f, -1.25f, 0.3f, 2.5f, -0.6f, 1.1f};
+  for (int k = 0; k < 6; ++k) {
+    hlo += "  c" + std::to_string(k) + " = f32[] constant(" + std::to_string(c[k]) + ")\n  b" + std::to_string(k) +
+           " = " + s + " broadcast(c" + std::to_string(k) + "), dimensions={}\n";
+  }
+  hlo += "  a1 = " + s + " multiply(b0, x)\n  a2 = " + s + " add(b1, a1)\n  a3 = " + s + " multiply(x, a2)\n"
+         "  a4 = " + s + " add(a3, b2)\n  a5 = " + s + " multiply(a4, x)\n  a6 = " + s + " add(a5, b3)\n";
+  hlo += "  g1 = " + s + " multiply(y, x)\n  g2 = " + s + " add(g1, z)\n"
+         "  m = pred[" + std::to_string(kN) + "] compare(x, y), direction=LT\n  t = " + s + " select(m, b4, b5)\n"
+         "  g3 = " + s + " multiply(g2, x)\n  g4 = " + s + " add(t, g3)\n  g5 = " + s + " multiply(x, g4)\n"
+         "  g6 = " + s + " add(g5, b1)\n";
+  std::vector<float> long_c(kLongPairs);
+  std::string prev = "b2";
+  for (int k = 0; k < kLongPairs; ++k) {
+    long_c[k] = static_cast<float>(k % 7 - 3) / 8.0f;
+    const std::string n = std::to_string(k);
+    hlo += "  lc" + n + " = f32[] constant(" + std::to_string(long_c[k]) + ")\n  lb" + n + " = " + s + " broadcast(lc" +
+           n + "), dimensions={}\n  lm" + n + " = " + s + " multiply(" + prev + ", w)\n  la" + n + " = " + s +
+           " add(lm" + n + ", lb" + n + ")\n";
+    prev = "la" + n;
+  }
+  hlo += "  d1 = " + s + " multiply(b0, w)\n  d2 = " + s + " add(d1, b1)\n  d3 = " + s + " multiply(d2, w)\n"
+         "  d4 = " + s + " add(d3, d1)\n";
+  hlo += "  ROOT r = (" + s + ", " + s + ", " + s + ", " + s + ") tuple(a6, g6, " + prev + ", d4)\n}\n";
+  std::vector<float> x(kN), y(kN), z(kN), w(kN);
+  for (int64_t k = 0; k < kN; ++k) {
+    x[k] = static_cast<float>((k * 7919) % 601 - 300) / 97.0f;
+    y[k] = static_cast<float>((k * 104729) % 1999 - 999) / 89.0f;
+    z[k] = static_cast<float>((k * 31337) % 997 + 1) / 13.0f;
+    w[k] = static_cast<float>((k * 7727) % 2001 - 1000) / 1000.0f;
+  }
+  x[0] = -0.0f;
+  x[1] = 0.0f;
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kN});
+  anvil_buffer* by = session.FromHost(y.data(), ANVIL_F32, {kN});
+  anvil_buffer* bz = session.FromHost(z.data(), ANVIL_F32, {kN});
+  anvil_buffer* bw = session.FromHost(w.data(), ANVIL_F32, {kN});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, by, bz, bw}, 4);
+  ASSERT_EQ(out.size(), 4u);
+  std::vector<std::vector<float>> got;
+  for (anvil_buffer* b : out) got.push_back(session.ToHost<float>(b, kN));
+  auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const float a = (x[k] * (c[1] + c[0] * x[k]) + c[2]) * x[k] + c[3];
+    const float t = x[k] < y[k] ? c[4] : c[5];
+    const float g = x[k] * (t + (y[k] * x[k] + z[k]) * x[k]) + c[1];
+    float l = c[2];
+    for (int p = 0; p < kLongPairs; ++p) l = l * w[k] + long_c[p];
+    const float d1 = c[0] * w[k];
+    const float d = (d1 + c[1]) * w[k] + d1;
+    const float want[4] = {a, g, l, d};
+    for (int r = 0; r < 4; ++r) {
+      if (!same(got[r][k], want[r]) && wrong++ < 8) {
+        ADD_FAILURE() << "result " << r << ", element " << k << ": " << got[r][k] << ", expected " << want[r];
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* b : {bx, by, bz, bw, out[0], out[1], out[2], out[3]}) anvil_buffer_destroy(b);
   anvil_executable_destroy(exe);
 }
 
