@@ -241,26 +241,32 @@ InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
   return map;
 }
 
-// Which operand of member `m` (0 or 1) is a splatted constant of the group
-// that its tile function reads as one scalar, or -1. Only f32, s32 and u32
-// binary ops take one, and one operand at most (the second, when both
-// could be): a constant in an add, a multiply or a shift then costs no
-// pass to fill a tile.
-int ScalarOperand(const Instruction& m, const InstructionMap& members) {
+// Which operands of member `m` are splatted constants of the group that its
+// tile function reads as one scalar each, as a mask (bit k: operand k).
+// f32, s32 and u32 binary ops take one, and one operand at most (the
+// second, when both could be): a constant in an add, a multiply or a shift
+// then costs no pass to fill a tile. A select of those types takes both
+// of its values (JAX's where(mask, x, 0), and erf_inv's choices between
+// two coefficients, filled twice per tile before).
+int ScalarOperands(const Instruction& m, const InstructionMap& members) {
   const hlo::ElementType t = m.shape.element_type();
+  const bool four_bytes = t == hlo::ElementType::kF32 || t == hlo::ElementType::kS32 || t == hlo::ElementType::kU32;
+  auto splat = [&](size_t k) { return IsScalarSplat(*m.operands[k]) && members.Find(m.operands[k]); };
+  if (m.opcode == Opcode::kSelect && four_bytes && m.operands.size() == 3) {
+    return (splat(1) ? 2 : 0) | (splat(2) ? 4 : 0);
+  }
   const bool takes_scalar = (IsF32(&m) && VisitFloatBinary(m.opcode, [](auto) {})) ||
                             ((t == hlo::ElementType::kS32 || t == hlo::ElementType::kU32) &&
                              int_fn::VisitIntBinary(m.opcode, [](auto) {}));
-  if (m.operands.size() != 2 || !takes_scalar || m.operands[0] == m.operands[1]) return -1;
+  if (m.operands.size() != 2 || !takes_scalar || m.operands[0] == m.operands[1]) return 0;
   for (int k : {1, 0}) {
-    const Instruction* o = m.operands[k];
-    if (IsScalarSplat(*o) && members.Find(o)) return k;
+    if (splat(static_cast<size_t>(k))) return 1 << k;
   }
-  return -1;
+  return 0;
 }
 
 // The members that get a register and a pass: all but the splats that
-// every reader in the group reads as a scalar (ScalarOperand). Each
+// every reader in the group reads as a scalar (ScalarOperands). Each
 // broadcast left (its operand is outside the group) comes just before its
 // first reader rather than where the program defines it: programs define
 // their constants first (JAX's erf_inv: 22 splats, read by selects along a
@@ -272,9 +278,9 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
   const InstructionMap member_map = MemberMap(members);
   InstructionMap tiled_reads;  // reads of each splat that need its tile
   for (const Instruction* m : members) {
-    const int scalar = ScalarOperand(*m, member_map);
+    const int scalars = ScalarOperands(*m, member_map);
     for (size_t k = 0; k < m->operands.size(); ++k) {
-      if (static_cast<int>(k) != scalar && IsScalarSplat(*m->operands[k])) tiled_reads.Add(m->operands[k], 1);
+      if (!((scalars >> k) & 1) && IsScalarSplat(*m->operands[k])) tiled_reads.Add(m->operands[k], 1);
     }
   }
   tiled_reads.Sort();
@@ -974,8 +980,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
       ops.push_back(op);
       continue;
     }
-    const int scalar = ScalarOperand(m, member_map);
-    op.scalars = scalar < 0 ? 0 : 1 << scalar;
+    op.scalars = ScalarOperands(m, member_map);
     if (const std::optional<int_fn::ConstantDivisor> divisor = ConstantDivisorOf(m)) {
       op.fn = ByConstantTileFunction(m);
       op.divisor = static_cast<int>(loop->divisors.size());
@@ -988,7 +993,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     // A scalar operand is read from the splat's own operand.
     auto operand_of = [&](size_t k) {
       const Instruction* o = m.operands[k];
-      return static_cast<int>(k) == scalar ? operand(o->operands[0]) : operand(o);
+      return (op.scalars >> k) & 1 ? operand(o->operands[0]) : operand(o);
     };
     op.a = operand_of(0);
     if ((op.has_b = m.operands.size() > 1)) op.b = operand_of(1);

@@ -4,7 +4,8 @@
 // scalar broadcast, clamp with scalar bounds, over several tiles; chains of
 // binary ops the loop pairs into one pass, the intermediate on either side
 // of the second op, across a splatted constant; constants read as scalars
-// and bias rows read in place of a tile; polynomials by Horner's rule,
+// and bias rows read in place of a tile; selects of constants read as
+// scalars; polynomials by Horner's rule,
 // run as one pass; a loop op fused with
 // nothing (a loop of one), checked bit for bit against the plugin's float
 // functions as this test's compiler builds them for the baseline x86-64.
@@ -181,6 +182,72 @@ TEST(CpuFusedLoops, HornerChainsGiveTheStepByStepResults) {
   }
   EXPECT_EQ(wrong, 0);
   for (anvil_buffer* b : {bx, by, bz, bw, out[0], out[1], out[2], out[3]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+// Selects whose values are splatted constants read them as scalars (no
+// tile filled per tile): both values constants (erf_inv's choices of
+// coefficient), one of them (where(mask, x, 0) and its mirror), in f32 with
+// -0 and a NaN whose payload must come through, and in s32.
+TEST(CpuFusedLoops, SelectsOfConstantsGiveTheTiledResults) {
+  constexpr int64_t kN = 3000;
+  const std::string s = "f32[" + std::to_string(kN) + "]", i = "s32[" + std::to_string(kN) + "]",
+                    p = "pred[" + std::to_string(kN) + "]";
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  y = " + s + " parameter(1)\n"
+                          "  n = " + i + " parameter(2)\n"
+                          "  c1 = f32[] constant(-0)\n  c2 = f32[] constant(2.5)\n  bits = s32[] constant(2143289345)\n"
+                          "  q = f32[] bitcast-convert(bits)\n"
+                          "  k1 = s32[] constant(-7)\n  k2 = s32[] constant(11)\n"
+                          "  b1 = " + s + " broadcast(c1), dimensions={}\n  b2 = " + s + " broadcast(c2), dimensions={}\n"
+                          "  bq = " + s + " broadcast(q), dimensions={}\n"
+                          "  i1 = " + i + " broadcast(k1), dimensions={}\n  i2 = " + i + " broadcast(k2), dimensions={}\n"
+                          "  m = " + p + " compare(x, y), direction=LT\n"
+                          "  both = " + s + " select(m, b1, b2)\n"
+                          "  if_false = " + s + " select(m, x, bq)\n"
+                          "  if_true = " + s + " select(m, b2, y)\n"
+                          "  f = " + s + " multiply(both, if_true)\n"
+                          "  ints = " + i + " select(m, i1, i2)\n"
+                          "  g = " + i + " add(ints, n)\n"
+                          "  ROOT r = (" + s + ", " + s + ", " + i + ") tuple(f, if_false, g)\n}\n";
+  std::vector<float> x(kN), y(kN);
+  std::vector<int32_t> n(kN);
+  for (int64_t k = 0; k < kN; ++k) {
+    x[k] = static_cast<float>((k * 7919) % 2001 - 1000) / 97.0f;
+    y[k] = static_cast<float>((k * 104729) % 1999 - 999) / 89.0f;
+    n[k] = static_cast<int32_t>((k * 31337) % 1000) - 500;
+  }
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kN});
+  anvil_buffer* by = session.FromHost(y.data(), ANVIL_F32, {kN});
+  anvil_buffer* bn = session.FromHost(n.data(), ANVIL_S32, {kN});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx, by, bn}, 3);
+  ASSERT_EQ(out.size(), 3u);
+  const std::vector<float> f = session.ToHost<float>(out[0], kN), if_false = session.ToHost<float>(out[1], kN);
+  const std::vector<int32_t> g = session.ToHost<int32_t>(out[2], kN);
+  const uint32_t nan_bits = 2143289345u;
+  float q;
+  std::memcpy(&q, &nan_bits, sizeof q);
+  auto bits = [](float v) {
+    uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const bool m = x[k] < y[k];
+    const float want_false = m ? x[k] : q;
+    const float want_f = (m ? -0.0f : 2.5f) * (m ? 2.5f : y[k]);
+    const int32_t want_g = (m ? -7 : 11) + n[k];
+    if ((bits(f[k]) != bits(want_f) || bits(if_false[k]) != bits(want_false) || g[k] != want_g) && wrong++ < 5) {
+      ADD_FAILURE() << "element " << k << ": " << f[k] << " (" << want_f << "), " << if_false[k] << " (" << want_false
+                    << "), " << g[k] << " (" << want_g << ")";
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* b : {bx, by, bn, out[0], out[1], out[2]}) anvil_buffer_destroy(b);
   anvil_executable_destroy(exe);
 }
 
