@@ -241,6 +241,16 @@ InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
   return map;
 }
 
+// A splat a tile function can read as one scalar (In, InBf16): of an f32,
+// s32 or u32 scalar (IsScalarSplat), or of a bf16 scalar the group reads
+// from memory, whose two bytes are widened when read (one the group
+// computes is held widened in a register already, and is filled instead).
+bool SplatReadAsScalar(const Instruction& i, const InstructionMap& members) {
+  if (IsScalarSplat(i)) return true;
+  return i.opcode == Opcode::kBroadcast && IsBf16(&i) && i.operands.size() == 1 && IsBf16(i.operands[0]) &&
+         i.operands[0]->shape.rank() == 0 && !members.Find(i.operands[0]);
+}
+
 // Which operands of member `m` are splatted constants of the group that its
 // tile function reads as one scalar each, as a mask (bit k: operand k).
 // f32, s32 and u32 binary ops take one, and one operand at most (the
@@ -251,11 +261,12 @@ InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
 int ScalarOperands(const Instruction& m, const InstructionMap& members) {
   const hlo::ElementType t = m.shape.element_type();
   const bool four_bytes = t == hlo::ElementType::kF32 || t == hlo::ElementType::kS32 || t == hlo::ElementType::kU32;
-  auto splat = [&](size_t k) { return IsScalarSplat(*m.operands[k]) && members.Find(m.operands[k]); };
+  auto splat = [&](size_t k) { return SplatReadAsScalar(*m.operands[k], members) && members.Find(m.operands[k]); };
   if (m.opcode == Opcode::kSelect && four_bytes && m.operands.size() == 3) {
     return (splat(1) ? 2 : 0) | (splat(2) ? 4 : 0);
   }
   const bool takes_scalar = (IsF32(&m) && VisitFloatBinary(m.opcode, [](auto) {})) ||
+                            (IsBf16(&m) && VisitPairableBinary(m.opcode, [](auto) {})) ||
                             ((t == hlo::ElementType::kS32 || t == hlo::ElementType::kU32) &&
                              int_fn::VisitIntBinary(m.opcode, [](auto) {}));
   if (m.operands.size() != 2 || !takes_scalar || m.operands[0] == m.operands[1]) return 0;
@@ -280,7 +291,7 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
   for (const Instruction* m : members) {
     const int scalars = ScalarOperands(*m, member_map);
     for (size_t k = 0; k < m->operands.size(); ++k) {
-      if (!((scalars >> k) & 1) && IsScalarSplat(*m->operands[k])) tiled_reads.Add(m->operands[k], 1);
+      if (!((scalars >> k) & 1) && SplatReadAsScalar(*m->operands[k], member_map)) tiled_reads.Add(m->operands[k], 1);
     }
   }
   tiled_reads.Sort();
@@ -293,7 +304,7 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
     // slice or reverse, which reads an input, are placed as they are.
     const bool broadcast = m->opcode == Opcode::kBroadcast || m->opcode == Opcode::kIota || IsStridedReadOp(*m);
     if (!root && broadcast) {
-      if (!IsScalarSplat(*m) || tiled_reads.Find(m)) waiting.push_back(m);
+      if (!SplatReadAsScalar(*m, member_map) || tiled_reads.Find(m)) waiting.push_back(m);
       continue;
     }
     for (const Instruction* o : m->operands) {

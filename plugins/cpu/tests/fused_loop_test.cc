@@ -4,8 +4,8 @@
 // scalar broadcast, clamp with scalar bounds, over several tiles; chains of
 // binary ops the loop pairs into one pass, the intermediate on either side
 // of the second op, across a splatted constant; constants read as scalars
-// and bias rows read in place of a tile; selects of constants read as
-// scalars; polynomials by Horner's rule,
+// and bias rows read in place of a tile; selects of constants, and bf16
+// constants in bf16 ops, read as scalars; polynomials by Horner's rule,
 // run as one pass; a loop op fused with
 // nothing (a loop of one), checked bit for bit against the plugin's float
 // functions as this test's compiler builds them for the baseline x86-64.
@@ -19,6 +19,7 @@
 
 #include "anvil/anvil.h"
 #include "conformance/testkit/abi_session.h"
+#include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
 
 namespace {
@@ -248,6 +249,51 @@ TEST(CpuFusedLoops, SelectsOfConstantsGiveTheTiledResults) {
   }
   EXPECT_EQ(wrong, 0);
   for (anvil_buffer* b : {bx, by, bn, out[0], out[1], out[2]}) anvil_buffer_destroy(b);
+  anvil_executable_destroy(exe);
+}
+
+// bf16 ops whose other operand is a splatted bf16 constant read it as a
+// scalar, widened once (no tile filled per tile), on either side and for
+// each pairable op, each result rounded to bf16 as the one-op kernels round:
+// JAX's (x.astype(bf16) * 2 + 1).astype(f32) and more.
+TEST(CpuFusedLoops, Bf16OpsOfConstantsGiveTheRoundedResults) {
+  constexpr int64_t kN = 3000;
+  const std::string s = "f32[" + std::to_string(kN) + "]", b = "bf16[" + std::to_string(kN) + "]";
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n"
+                          "  c1 = bf16[] constant(2.5)\n  c2 = bf16[] constant(-0.375)\n  c3 = bf16[] constant(3)\n"
+                          "  b1 = " + b + " broadcast(c1), dimensions={}\n  b2 = " + b + " broadcast(c2), dimensions={}\n"
+                          "  b3 = " + b + " broadcast(c3), dimensions={}\n"
+                          "  h = " + b + " convert(x)\n"
+                          "  m = " + b + " multiply(h, b1)\n"
+                          "  a = " + b + " add(b2, m)\n"
+                          "  d = " + b + " subtract(b3, a)\n"
+                          "  q = " + b + " divide(d, b3)\n"
+                          "  mx = " + b + " maximum(q, b2)\n"
+                          "  mn = " + b + " minimum(b1, mx)\n"
+                          "  ROOT r = " + s + " convert(mn)\n}\n";
+  std::vector<float> x(kN);
+  for (int64_t k = 0; k < kN; ++k) x[k] = static_cast<float>((k * 7919) % 2001 - 1000) / 97.0f;
+  anvil::testkit::AbiSession session("cpu");
+  ASSERT_TRUE(session.ok()) << session.error();
+  anvil_executable* exe = nullptr;
+  ANVIL_TESTKIT_ASSERT_OK(session.Compile(hlo, &exe));
+  anvil_buffer* bx = session.FromHost(x.data(), ANVIL_F32, {kN});
+  std::vector<anvil_buffer*> out = session.Execute(exe, {bx}, 1);
+  const std::vector<float> r = session.ToHost<float>(out[0], kN);
+  auto round = [](float v) { return anvil::cpu::ToFloat(anvil::cpu::ToBf16(v)); };
+  int wrong = 0;
+  for (int64_t k = 0; k < kN; ++k) {
+    const float h = round(x[k]);
+    const float m = round(h * 2.5f);
+    const float a = round(-0.375f + m);
+    const float d = round(3.0f - a);
+    const float q = round(d / 3.0f);
+    const float mx = std::max(q, -0.375f);
+    const float want = std::min(2.5f, mx);
+    if (r[k] != want && wrong++ < 5) ADD_FAILURE() << "element " << k << ": " << r[k] << ", expected " << want;
+  }
+  EXPECT_EQ(wrong, 0);
+  for (anvil_buffer* buffer : {bx, out[0]}) anvil_buffer_destroy(buffer);
   anvil_executable_destroy(exe);
 }
 
