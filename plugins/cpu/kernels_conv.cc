@@ -56,6 +56,7 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
   if (Kernel depthwise = DirectConvolutionKernel(i, *attributes, in, out, /*contiguous_depthwise_only=*/true)) {
     return depthwise;
   }
+  if (Kernel streamed = StreamedPointwiseConvolutionKernel(i, *attributes, in, out)) return streamed;
   if (Kernel library = OnednnConvolutionKernel(i, *attributes, in, out, temp, layouts)) return library;
   if (Kernel direct = DirectConvolutionKernel(i, *attributes, in, out, /*contiguous_depthwise_only=*/false)) return direct;
   const hlo::ConvDimensionNumbers& dn = attributes->dn;

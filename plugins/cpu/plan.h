@@ -199,6 +199,11 @@ Kernel ConvolutionKernel(const hlo::Instruction& i, const std::vector<Slot>& in,
 // backward-weights primitives (ConvolutionKernel tries it first).
 Kernel OnednnConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
                                const std::vector<Slot>& in, const Slot& out, Temp* temp, ConvLayoutBook* layouts);
+// Pointwise f32 convolutions on batch-feature-spatial activations whose
+// result streams past the caches: sgemm by blocks, streamed out
+// (kernels_conv_pointwise.cc; ConvolutionKernel tries it before oneDNN).
+Kernel StreamedPointwiseConvolutionKernel(const hlo::Instruction& i, const ConvolutionAttributes& attributes,
+                                          const std::vector<Slot>& in, const Slot& out);
 // 2-D f32 convolutions with at most a few output features per group,
 // computed directly, with the attributes ConvolutionKernel has read. With
 // `contiguous_depthwise_only`, only depthwise convolutions and their
