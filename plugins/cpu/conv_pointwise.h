@@ -24,7 +24,8 @@ struct PointwiseProblem {
 // dimension anywhere but second; not f32).
 std::optional<PointwiseProblem> PosePointwise(const hlo::Instruction& i, const ConvolutionAttributes& attributes);
 
-// y = the convolution of x by w, split across `parallel`'s threads.
+// y = the convolution of x by w, split across `parallel`'s threads; every
+// dimension of `p` at least 1.
 void RunPointwiseConvolution(const PointwiseProblem& p, const float* x, const float* w, float* y,
                              const Parallel& parallel);
 

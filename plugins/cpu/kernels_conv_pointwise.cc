@@ -46,7 +46,9 @@ constexpr int64_t kMaxInputFeatures = 128;
 std::optional<PointwiseProblem> PosePointwise(const hlo::Instruction& i, const ConvolutionAttributes& attributes) {
   const hlo::ConvDimensionNumbers& dn = attributes.dn;
   if (i.operands.size() != 2 || attributes.feature_groups != 1 || attributes.batch_groups != 1) return std::nullopt;
-  for (const hlo::Instruction* operand : {static_cast<const hlo::Instruction*>(i.operands[0]), static_cast<const hlo::Instruction*>(i.operands[1]), &i}) {
+  const hlo::Instruction* lhs = i.operands[0];
+  const hlo::Instruction* rhs = i.operands[1];
+  for (const hlo::Instruction* operand : {lhs, rhs, &i}) {
     if (!operand->shape.IsArray() || operand->shape.element_type() != hlo::ElementType::kF32) return std::nullopt;
   }
   for (const hlo::WindowDim& w : attributes.window) {
@@ -82,10 +84,6 @@ std::optional<PointwiseProblem> PosePointwise(const hlo::Instruction& i, const C
 
 void RunPointwiseConvolution(const PointwiseProblem& p, const float* x, const float* w, float* y,
                              const Parallel& parallel) {
-  if (p.batch * p.cin * p.cout * p.positions == 0) {
-    std::fill_n(y, p.batch * p.cout * p.positions, 0.0f);  // no input features: sums of nothing
-    return;
-  }
   const int64_t columns = std::min(p.positions, std::clamp<int64_t>(kBlockFloats / p.cout / 16 * 16, 16, 1024));
   const int64_t blocks = (p.positions + columns - 1) / columns;  // per image
   parallel.ForEachThread(p.batch * blocks, [&](int64_t lo, int64_t hi) {
@@ -114,7 +112,7 @@ Kernel StreamedPointwiseConvolutionKernel(const hlo::Instruction& i, const Convo
   // (1280 out of 320 at 7x7) the product itself is the work, and oneDNN
   // runs it as fast in its own layout; a contracting layer (96 in, 16 out)
   // reads far more than it writes, and streaming gained nothing there.
-  if (p.cout < p.cin || p.cin > kMaxInputFeatures || p.cin == 0) return nullptr;
+  if (p.cout < p.cin || p.cin > kMaxInputFeatures || p.batch * p.cin * p.positions == 0) return nullptr;
   const int64_t result_bytes = p.batch * p.cout * p.positions * 4;
   if (!ResultStreams(result_bytes, result_bytes + p.batch * p.cin * p.positions * 4)) return nullptr;
   const Slot x = in[0], w = in[1], y = out;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "hlo/attributes.h"
 #include "plugins/cpu/float_formats.h"
@@ -58,11 +59,12 @@ struct HornerArgs {
 // would round once where the one-op kernels round twice, and fusion must
 // not change a bit. Everything the .inc defines lands in its own namespace,
 // so no wider copy of a function can stand in for a narrower one.
-// kHornerBlocks: HornerTile's blocks of sixteen floats in flight, eight
-// AVX-512 registers (beside eight for x: half the register file), or four
-// blocks where a block takes two AVX2 or four SSE registers.
+// kHornerBlocks: HornerTile's blocks of sixteen floats in flight: eight
+// AVX-512 registers for p beside eight for x (half the register file), or
+// two blocks where a block takes two AVX2 or four SSE registers (four
+// spilled to the stack there).
 namespace baseline {
-constexpr int kHornerBlocks = 4;
+constexpr int kHornerBlocks = 2;
 #include "plugins/cpu/fused_tiles.inc"
 }  // namespace baseline
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -70,7 +72,7 @@ constexpr int kHornerBlocks = 4;
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace avx2 {
-constexpr int kHornerBlocks = 4;
+constexpr int kHornerBlocks = 2;
 #include "plugins/cpu/fused_tiles.inc"
 }  // namespace avx2
 #pragma GCC pop_options
@@ -501,17 +503,19 @@ bool HornerStepOp(const FusedOp& op) {
 // run starts with a multiply of the chain's x (an array) by the starting p;
 // each later step reads the one before it, and only it reads that result,
 // and either multiplies it by the same x or adds a term (any array or
-// scalar). JAX's erfc arrives as three such runs of 14 to 18 ops (a
-// constant added, then x multiplied, in turn); its erf_inv computes each
-// term (a select between two coefficients) just before the step that adds
-// it.
+// scalar). JAX's erfc arrives as three such runs of 12 to 16 ops (a
+// constant added, then x multiplied, in turn).
 //
 // The chain runs where its last step ran, and only that step's result is
-// stored. Ops between its steps (erf_inv's selects) run before it, in their
-// order; each may write no register the steps before it read (x, the
-// starting p, a term), which the chain reads when it runs. Nothing else
-// changes: only the chain read its intermediate results, and an op between
-// its steps reads none of them.
+// stored. Ops between its steps run before it, in their order, where each
+// writes no register the steps before it read (x, the starting p, a term),
+// which the chain reads when it runs; nothing else changes, since only the
+// chain read its intermediate results and an op between its steps reads
+// none of them. Where one would (JAX's erf_inv computes each term, a
+// select between two coefficients, just before the step that adds it, into
+// the register of the term the step before consumed), the chain ends there
+// and its steps are left to PairOps: the registers are allocated before
+// chains are found.
 struct HornerRun {
   HornerChain chain;
   size_t end = 0;               // the index of the last step's op
@@ -741,8 +745,9 @@ void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& s
 
 void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, const std::vector<HornerStep>& steps,
                         float* out, int64_t n) {
+  if (steps.size() > static_cast<size_t>(kMaxHornerSteps)) throw std::invalid_argument("a Horner chain of over 64 steps");
   HornerArgs args;
-  args.count = static_cast<int>(std::min<size_t>(steps.size(), kMaxHornerSteps));
+  args.count = static_cast<int>(steps.size());
   args.start = start;
   for (int s = 0; s < args.count; ++s) {
     const HornerStep& step = steps[static_cast<size_t>(s)];
@@ -1051,6 +1056,27 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
   for (int64_t k = 0; k <= op_count; ++k) loop->share_edges[k] = kFusedTile * k / op_count;
   return loop;
 }
+
+}  // namespace
+
+std::optional<FusedLoopSummary> SummarizeFusedLoop(const std::vector<const Instruction*>& members,
+                                                   const std::vector<const Instruction*>& inputs) {
+  const std::shared_ptr<TiledLoop> loop = MakeTiledLoop(members, inputs, std::vector<Slot>(inputs.size()));
+  if (!loop) return std::nullopt;
+  FusedLoopSummary summary;
+  summary.passes = static_cast<int>(loop->ops.size());
+  for (const FusedOp& op : loop->ops) {
+    if (op.horner >= 0) {
+      ++summary.horner_chains;
+      summary.horner_steps += static_cast<int>(loop->horners[static_cast<size_t>(op.horner)].multiply.size());
+    }
+    if (op.member && op.scalars != 0 && op.divisor < 0) ++summary.scalar_reads;
+    if (!op.member && !op.iota && op.strided < 0 && op.out >= 0) ++summary.fills;
+  }
+  return summary;
+}
+
+namespace {
 
 }  // namespace
 

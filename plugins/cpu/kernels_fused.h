@@ -38,12 +38,23 @@ struct HornerStep {
   float value = 0;
 };
 
-// A chain of at most 64 steps over n elements from p0 (or, where it is
+// A chain of at most 64 steps (more throw) over n elements from p0 (or, where it is
 // null, `start` for every element) into out, with the tile function built
 // for `isa`: for tests, which check each instruction set this CPU runs
 // against the steps done one at a time.
 void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, const std::vector<HornerStep>& steps,
                         float* out, int64_t n);
+
+// The passes over each tile a group's loop makes, for tests that check a
+// loop takes the path meant for it: all of them, the Horner chains among
+// them and the steps those hold, the ops that read a splatted constant as
+// a scalar, and the ops that fill a register with a broadcast's values.
+// nullopt where the group has no loop.
+struct FusedLoopSummary {
+  int passes = 0, horner_chains = 0, horner_steps = 0, scalar_reads = 0, fills = 0;
+};
+std::optional<FusedLoopSummary> SummarizeFusedLoop(const std::vector<const hlo::Instruction*>& members,
+                                                   const std::vector<const hlo::Instruction*>& inputs);
 
 // Whether a compare direction is one the fused loop computes.
 bool CompareDirectionKnown(const std::string& direction);

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "plugins/cpu/kernels_fused.h"
@@ -75,6 +76,12 @@ TEST(HornerTile, WritesOverItsOwnX) {
       ASSERT_TRUE(SameBits(inout[k], StepByStep(x[k], 0.5f, steps, k))) << "isa " << static_cast<int>(isa) << ", element " << k;
     }
   }
+}
+
+TEST(HornerTile, AChainOfOver64StepsIsRefused) {
+  const std::vector<HornerStep> steps(65, HornerStep{true, nullptr, 0});
+  float x = 1, out = 0;
+  EXPECT_THROW(RunHornerChainWith(Isa::kBaseline, &x, nullptr, 1.0f, steps, &out, 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+// Which path the fused loop takes for a group (SummarizeFusedLoop), so that
+// a loop that silently stops taking it fails here: the results tests
+// (fused_loop_test.cc, horner_tile_test.cc) would pass either way, since
+// every path computes the same bits. Polynomials by Horner's rule become
+// chains (JAX's exact GELU as jaxlib sends it: three), but not where a step's
+// result is read again; selects of constants and bf16 ops of bf16 constants
+// read them as scalars and fill no register.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "hlo/canonicalize.h"
+#include "hlo/hlo_parser.h"
+#include "plugins/cpu/fusion_planner.h"
+#include "plugins/cpu/kernels_fused.h"
+
+namespace anvil::cpu {
+namespace {
+
+// The summary of the loop of each group of the program's entry, after
+// canonicalisation (as the plugin sees it).
+std::vector<FusedLoopSummary> Summaries(const std::string& text) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return {};
+  EXPECT_TRUE(hlo::Canonicalize(**module).ok());
+  const hlo::Instruction* root = (*module)->entry->root;
+  std::vector<const hlo::Instruction*> outputs;
+  if (root->opcode == hlo::Opcode::kTuple) {
+    outputs.assign(root->operands.begin(), root->operands.end());
+  } else {
+    outputs.push_back(root);
+  }
+  const FusionPlan plan = PlanElementwiseFusion(*(*module)->entry, outputs);
+  std::vector<FusedLoopSummary> out;
+  for (const FusionGroup& g : plan.groups) {
+    const std::optional<FusedLoopSummary> s = SummarizeFusedLoop(g.members, g.inputs);
+    EXPECT_TRUE(s.has_value());
+    if (s) out.push_back(*s);
+  }
+  return out;
+}
+
+TEST(FusedLoopSummary, JaxExactGeluHoldsThreeHornerChains) {
+  std::ifstream file(std::string(ANVIL_CPU_TESTS_DIR) + "/fused_horner_erfc_gelu.hlo");
+  ASSERT_TRUE(file) << "cannot read fused_horner_erfc_gelu.hlo";
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::vector<FusedLoopSummary> loops = Summaries(text.str());
+  ASSERT_EQ(loops.size(), 1u);
+  // Chains of 16, 14 and 12 steps: eight, seven and six multiply-adds.
+  EXPECT_EQ(loops[0].horner_chains, 3);
+  EXPECT_EQ(loops[0].horner_steps, 42);
+}
+
+TEST(FusedLoopSummary, AStepReadTwiceEndsNoChain) {
+  const std::string s = "f32[4096]";
+  const std::vector<FusedLoopSummary> loops = Summaries(
+      "HloModule m\nENTRY e {\n  w = " + s + " parameter(0)\n  c0 = f32[] constant(0.75)\n  c1 = f32[] constant(-1.25)\n"
+      "  b0 = " + s + " broadcast(c0), dimensions={}\n  b1 = " + s + " broadcast(c1), dimensions={}\n"
+      "  d1 = " + s + " multiply(b0, w)\n  d2 = " + s + " add(d1, b1)\n  d3 = " + s + " multiply(d2, w)\n"
+      "  ROOT d4 = " + s + " add(d3, d1)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].horner_chains, 0);
+}
+
+TEST(FusedLoopSummary, SelectsOfConstantsFillNoRegister) {
+  const std::string s = "f32[4096]", p = "pred[4096]";
+  const std::vector<FusedLoopSummary> loops = Summaries(
+      "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  y = " + s + " parameter(1)\n"
+      "  c1 = f32[] constant(-0.5)\n  c2 = f32[] constant(2)\n  zero = f32[] constant(0)\n"
+      "  b1 = " + s + " broadcast(c1), dimensions={}\n  b2 = " + s + " broadcast(c2), dimensions={}\n"
+      "  z = " + s + " broadcast(zero), dimensions={}\n  m = " + p + " compare(x, y), direction=LT\n"
+      "  both = " + s + " select(m, b1, b2)\n  masked = " + s + " select(m, x, z)\n"
+      "  ROOT r = " + s + " subtract(both, masked)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].fills, 0);
+  EXPECT_EQ(loops[0].scalar_reads, 2);
+}
+
+TEST(FusedLoopSummary, Bf16OpsOfBf16ConstantsFillNoRegister) {
+  const std::string s = "f32[4096]", b = "bf16[4096]";
+  const std::vector<FusedLoopSummary> loops = Summaries(
+      "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  c1 = bf16[] constant(1)\n  c2 = bf16[] constant(2)\n"
+      "  h = " + b + " convert(x)\n  b2 = " + b + " broadcast(c2), dimensions={}\n  m = " + b + " multiply(h, b2)\n"
+      "  b1 = " + b + " broadcast(c1), dimensions={}\n  a = " + b + " add(m, b1)\n  ROOT r = " + s + " convert(a)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].fills, 0);
+  EXPECT_EQ(loops[0].scalar_reads, 2);
+}
+
+}  // namespace
+}  // namespace anvil::cpu
