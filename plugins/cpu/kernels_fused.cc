@@ -114,10 +114,11 @@ TileFn TileFunctionNarrowing(const Instruction&) {
   return &baseline::NarrowBf16Tile;
 }
 
-TileFn HornerTileFunction() {
+// HornerTile built for `isa` (the host's for the loops; each in turn for tests).
+TileFn HornerTileFor(Isa isa) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return &avx512::HornerTile;
-  if (HostIsa() == Isa::kAvx2) return &avx2::HornerTile;
+  if (isa == Isa::kAvx512) return &avx512::HornerTile;
+  if (isa == Isa::kAvx2) return &avx2::HornerTile;
 #endif
   return &baseline::HornerTile;
 }
@@ -602,7 +603,7 @@ std::vector<FusedOp> HornerOps(const std::vector<FusedOp>& ops, const std::vecto
       taken[m] = true;
     }
     FusedOp op = ops[best.end];  // the last step's result register and member
-    op.fn = HornerTileFunction();
+    op.fn = HornerTileFor(HostIsa());
     op.a = best_x == 0 ? start.a : start.b;
     op.b = best_x == 0 ? start.b : start.a;
     op.scalars = (start.scalars & (1 << (1 - best_x))) != 0 ? 2 : 0;
@@ -755,12 +756,7 @@ void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, c
     args.terms[s] = step.tile;
     args.values[s] = step.value;
   }
-  TileFn fn = &baseline::HornerTile;
-#ifdef ANVIL_HAVE_WIDE_TILES
-  if (isa == Isa::kAvx512) fn = &avx512::HornerTile;
-  if (isa == Isa::kAvx2) fn = &avx2::HornerTile;
-#endif
-  fn(x, p0, &args, out, n);
+  HornerTileFor(isa)(x, p0, &args, out, n);
 }
 
 bool CompareDirectionKnown(const std::string& direction) { return baseline::CompareFn(direction) != nullptr; }
