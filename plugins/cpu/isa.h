@@ -17,7 +17,9 @@ inline Isa HostIsa() {
         __builtin_cpu_supports("avx512bw")) {
       return Isa::kAvx512;
     }
-    return __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kBaseline;
+    // The AVX2 loops use FMA too (float_functions.h's MulAdd): every CPU
+    // with AVX2 has it but some emulators and virtual CPUs that hide it.
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::kAvx2 : Isa::kBaseline;
   }();
   return isa;
 #else

@@ -57,7 +57,10 @@ struct HornerArgs {
 // the CPU has; the elementwise chain: 27 ms with AVX2, 12 ms with AVX-512).
 // No multiply-add is ever contracted (-ffp-contract=off, CMakeLists.txt): it
 // would round once where the one-op kernels round twice, and fusion must
-// not change a bit. Everything the .inc defines lands in its own namespace,
+// not change a bit. The explicit fused multiply-adds of float_functions.h
+// (MulAdd) are the same bits everywhere; the AVX2 copy is built with FMA
+// so that they are one instruction there, as with AVX-512 (isa.h checks
+// the CPU has it). Everything the .inc defines lands in its own namespace,
 // so no wider copy of a function can stand in for a narrower one.
 // kHornerBlocks: HornerTile's blocks of sixteen floats in flight: eight
 // AVX-512 registers for p beside eight for x (half the register file), or
@@ -70,7 +73,7 @@ constexpr int kHornerBlocks = 2;
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ANVIL_HAVE_WIDE_TILES 1
 #pragma GCC push_options
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,fma")
 namespace avx2 {
 constexpr int kHornerBlocks = 2;
 #include "plugins/cpu/fused_tiles.inc"
@@ -757,6 +760,31 @@ void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, c
     args.values[s] = step.value;
   }
   HornerTileFor(isa)(x, p0, &args, out, n);
+}
+
+namespace {
+
+template <typename F>
+TileFn UnaryTileFor(Isa isa) {
+#ifdef ANVIL_HAVE_WIDE_TILES
+  if (isa == Isa::kAvx512) return &avx512::UnaryTile<F>;
+  if (isa == Isa::kAvx2) return &avx2::UnaryTile<F>;
+#endif
+  return &baseline::UnaryTile<F>;
+}
+
+}  // namespace
+
+bool RunFloatUnaryTileWith(Isa isa, Opcode op, const float* x, float* out, int64_t n) {
+  TileFn fn = nullptr;
+  VisitFloatUnary(op, [&](auto f) { fn = UnaryTileFor<decltype(f)>(isa); });
+  if (!fn) return false;
+  fn(x, nullptr, nullptr, out, n);
+  return true;
+}
+
+void RunErfcTileWith(Isa isa, const float* x, float* out, int64_t n) {
+  UnaryTileFor<float_fn::Erfc>(isa)(x, nullptr, nullptr, out, n);
 }
 
 bool CompareDirectionKnown(const std::string& direction) { return baseline::CompareFn(direction) != nullptr; }

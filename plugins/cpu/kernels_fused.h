@@ -45,6 +45,14 @@ struct HornerStep {
 void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, const std::vector<HornerStep>& steps,
                         float* out, int64_t n);
 
+// f32 unary op `op` (exp, tanh, erf, ...) over n elements with its tile
+// function built for `isa`: for tests, which check each instruction set
+// this CPU runs against the scalar function. False for an op the loops do
+// not compute.
+bool RunFloatUnaryTileWith(Isa isa, hlo::Opcode op, const float* x, float* out, int64_t n);
+// The same for erfc, the one chlo call the loops compute.
+void RunErfcTileWith(Isa isa, const float* x, float* out, int64_t n);
+
 // The passes over each tile a group's loop makes, for tests that check a
 // loop takes the path meant for it: all of them, the Horner chains among
 // them and the steps those hold, the ops that read a splatted constant as
