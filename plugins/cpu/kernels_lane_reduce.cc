@@ -90,7 +90,8 @@ std::optional<IotaOperand> IotaOf(const hlo::Instruction& iota, const std::vecto
 // run is cut, so whether a reduce is split (it is only where there are
 // more threads than lane groups) changes no result.
 constexpr int64_t kSplitChunks = 1024;
-constexpr int64_t kMinSplitChunk = 1024;  // positions; shorter runs are not split
+constexpr int64_t kMinSplitRun = 2048;  // positions; shorter runs are not split
+constexpr int64_t kMinSplitChunk = 256;  // positions
 // Bodies of more operands are not split: checking them on samples
 // (AssociativeOnSamples) would cost 12 ms of compile for four.
 constexpr size_t kMaxSplitOperands = 3;
@@ -191,7 +192,14 @@ bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
 }
 
 Kernel SplitRunsKernel(SplitRuns s) {
-  const int64_t chunks = std::min(kSplitChunks, s.inner / kMinSplitChunk);
+  // Pieces in whole tasks of kSplitLanes where there are more than one
+  // task's: a task of a few lanes costs its thread nearly a full one's
+  // time (the steps loop over the lanes, but the positions are the same).
+  // One vocabulary's argmax (50257 positions) in 49 chunks of 1025, one
+  // task on one thread, took 0.24 ms at best, 0.46 at the median; in 128
+  // chunks of 392, a task per thread, 0.11 and 0.18.
+  int64_t chunks = std::min(kSplitChunks, s.inner / kMinSplitChunk);
+  if (s.outputs * chunks > kSplitLanes) chunks = std::max<int64_t>(1, s.outputs * chunks / kSplitLanes * kSplitLanes / s.outputs);
   const int64_t chunk = s.inner / chunks;  // positions; the last chunk's tail is combined one at a time
   const int64_t pieces = s.outputs * chunks;
   return [s = std::move(s), chunks, chunk, pieces](const Frame& frame) {
@@ -386,7 +394,7 @@ Kernel LaneReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
     staged = staged || (result < static_cast<int>(n) && result != static_cast<int>(v));
   }
   if (in_blocks && units < Parallel::Threads() && reduced_dims.size() == 1 && reduced_strides[0] == 1 &&
-      inner >= 2 * kMinSplitChunk && n <= kMaxSplitOperands && body->RoundsNothing() &&
+      inner >= kMinSplitRun && n <= kMaxSplitOperands && body->RoundsNothing() &&
       AssociativeOnSamples(*body, n)) {
     return SplitRunsKernel(SplitRuns{*std::move(body), n, in, out, iotas, kept_dims, kept_strides, outputs, inner,
                                      staged});
