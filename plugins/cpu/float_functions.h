@@ -24,7 +24,13 @@ namespace anvil::cpu {
 // kernels are built with -ffp-contract=off, so a*b + c written out stays
 // two roundings everywhere). A polynomial step in one instruction is a
 // quarter to a third fewer instructions in the functions below: the f32
-// exp went from 0.54 to 0.40 ns per element per core with AVX-512.
+// exp went from 0.54 to 0.40 ns per element per core with AVX-512. The
+// price is on CPUs without AVX2 and FMA (x86-64 before 2013, or a virtual
+// CPU hiding FMA): there the loops of these functions call fmaf per step
+// and no longer vectorise, about ten times slower (exp 2.6 -> 27 ns per
+// element), and so do the one-op kernels (kernels_elementwise.cc, built
+// for the baseline only) where a loop of one cannot be built. Same bits on
+// every CPU was kept over speed on those.
 inline float MulAdd(float a, float b, float c) { return std::fma(a, b, c); }
 
 // e^x as p 2^n_low 2^n_high, ExpFloat's parts (below), for a caller that
@@ -201,7 +207,8 @@ inline float Log1pFloat(float x) {
 // below 2^-25 in magnitude it is x itself (keeping -0). Within one ulp of
 // the correctly rounded value for every float (checked exhaustively).
 // std::expm1 is a call per element: 24 ms over 2^21 floats, against 1 ms
-// for ExpFloat. Unlike exp and tanh, in separate multiplies and adds: in
+// for ExpFloat. Unlike exp and tanh, in separate multiplies and adds (but
+// above 88, where it is ExpFloat's e^x, fused as that is): in
 // fused multiply-adds it is within one ulp too, and more often correctly
 // rounded, but its last bit moves on about 3.4 million floats, one of them
 // in StableHLO's sin_complex64_20_20, whose expected value (about 5 x 10^4,

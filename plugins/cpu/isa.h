@@ -17,9 +17,7 @@ inline Isa HostIsa() {
         __builtin_cpu_supports("avx512bw")) {
       return Isa::kAvx512;
     }
-    // The AVX2 loops use FMA too (float_functions.h's MulAdd): every CPU
-    // with AVX2 has it but some emulators and virtual CPUs that hide it.
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::kAvx2 : Isa::kBaseline;
+    return __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kBaseline;
   }();
   return isa;
 #else
@@ -33,6 +31,28 @@ inline std::vector<Isa> IsasThisCpuRuns() {
   std::vector<Isa> isas = {Isa::kBaseline};
   if (HostIsa() != Isa::kBaseline) isas.push_back(Isa::kAvx2);
   if (HostIsa() == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  return isas;
+}
+
+// The set the fused loops' tiles (kernels_fused.cc) run with: the host's,
+// except that their AVX2 copy also uses FMA (float_functions.h's MulAdd),
+// which every AVX2 CPU has but a virtual CPU may hide; without it they run
+// the baseline copy. Every AVX-512 CPU has FMA.
+inline bool HostHasFma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool fma = __builtin_cpu_supports("fma");
+  return fma;
+#else
+  return false;
+#endif
+}
+inline Isa HostTileIsa() {
+  const Isa isa = HostIsa();
+  return isa == Isa::kAvx2 && !HostHasFma() ? Isa::kBaseline : isa;
+}
+inline std::vector<Isa> TileIsasThisCpuRuns() {
+  std::vector<Isa> isas = IsasThisCpuRuns();
+  if (!HostHasFma()) isas.resize(1);
   return isas;
 }
 

@@ -92,8 +92,8 @@ constexpr int kHornerBlocks = 8;
 // (`scalars`: fused_tiles.inc's TileFunction).
 TileFn TileFunction(const Instruction& m, int scalars) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return avx512::TileFunction(m, scalars);
-  if (HostIsa() == Isa::kAvx2) return avx2::TileFunction(m, scalars);
+  if (HostTileIsa() == Isa::kAvx512) return avx512::TileFunction(m, scalars);
+  if (HostTileIsa() == Isa::kAvx2) return avx2::TileFunction(m, scalars);
 #endif
   return baseline::TileFunction(m, scalars);
 }
@@ -104,15 +104,15 @@ TileFn TileFunction(const Instruction& m, int scalars) {
 TileFn TileFunctionWidening(const Instruction& m) {
   const bool splat = m.opcode == Opcode::kBroadcast;
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return splat ? &avx512::SplatBf16Tile : &avx512::WidenBf16Tile;
-  if (HostIsa() == Isa::kAvx2) return splat ? &avx2::SplatBf16Tile : &avx2::WidenBf16Tile;
+  if (HostTileIsa() == Isa::kAvx512) return splat ? &avx512::SplatBf16Tile : &avx512::WidenBf16Tile;
+  if (HostTileIsa() == Isa::kAvx2) return splat ? &avx2::SplatBf16Tile : &avx2::WidenBf16Tile;
 #endif
   return splat ? &baseline::SplatBf16Tile : &baseline::WidenBf16Tile;
 }
 TileFn TileFunctionNarrowing(const Instruction&) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return &avx512::NarrowBf16Tile;
-  if (HostIsa() == Isa::kAvx2) return &avx2::NarrowBf16Tile;
+  if (HostTileIsa() == Isa::kAvx512) return &avx512::NarrowBf16Tile;
+  if (HostTileIsa() == Isa::kAvx2) return &avx2::NarrowBf16Tile;
 #endif
   return &baseline::NarrowBf16Tile;
 }
@@ -128,16 +128,16 @@ TileFn HornerTileFor(Isa isa) {
 
 TileFn ByConstantTileFunction(const Instruction& m) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return avx512::ByConstantFunction(m);
-  if (HostIsa() == Isa::kAvx2) return avx2::ByConstantFunction(m);
+  if (HostTileIsa() == Isa::kAvx512) return avx512::ByConstantFunction(m);
+  if (HostTileIsa() == Isa::kAvx2) return avx2::ByConstantFunction(m);
 #endif
   return baseline::ByConstantFunction(m);
 }
 
 TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs, int scalars) {
 #ifdef ANVIL_HAVE_WIDE_TILES
-  if (HostIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs, scalars);
-  if (HostIsa() == Isa::kAvx2) return avx2::PairFunction(first, second, first_is_lhs, scalars);
+  if (HostTileIsa() == Isa::kAvx512) return avx512::PairFunction(first, second, first_is_lhs, scalars);
+  if (HostTileIsa() == Isa::kAvx2) return avx2::PairFunction(first, second, first_is_lhs, scalars);
 #endif
   return baseline::PairFunction(first, second, first_is_lhs, scalars);
 }
@@ -606,7 +606,7 @@ std::vector<FusedOp> HornerOps(const std::vector<FusedOp>& ops, const std::vecto
       taken[m] = true;
     }
     FusedOp op = ops[best.end];  // the last step's result register and member
-    op.fn = HornerTileFor(HostIsa());
+    op.fn = HornerTileFor(HostTileIsa());
     op.a = best_x == 0 ? start.a : start.b;
     op.b = best_x == 0 ? start.b : start.a;
     op.scalars = (start.scalars & (1 << (1 - best_x))) != 0 ? 2 : 0;

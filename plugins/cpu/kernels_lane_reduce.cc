@@ -192,14 +192,23 @@ bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
 }
 
 Kernel SplitRunsKernel(SplitRuns s) {
-  // Pieces in whole tasks of kSplitLanes where there are more than one
-  // task's: a task of a few lanes costs its thread nearly a full one's
-  // time (the steps loop over the lanes, but the positions are the same).
-  // One vocabulary's argmax (50257 positions) in 49 chunks of 1025, one
-  // task on one thread, took 0.24 ms at best, 0.46 at the median; in 128
-  // chunks of 392, a task per thread, 0.11 and 0.18.
+  // Pieces in whole rounds of tasks, a task of kSplitLanes per thread, or
+  // else in whole tasks, where there are more than one task's: a task of a
+  // few lanes costs its thread nearly a full one's time (the steps loop
+  // over the lanes, but a chunk's positions are as many), and a round with
+  // fewer tasks than threads leaves a thread idle. One vocabulary's argmax
+  // (50257 positions) on two threads: 49 chunks of 1025 (one task, one
+  // thread) took 0.24 ms at best, 0.46 at the median; 192 chunks of 261
+  // (three tasks, two rounds) 0.11 and 0.14-0.20; 128 of 392 (two tasks,
+  // one round) 0.11 and 0.15.
   int64_t chunks = std::min(kSplitChunks, s.inner / kMinSplitChunk);
-  if (s.outputs * chunks > kSplitLanes) chunks = std::max<int64_t>(1, s.outputs * chunks / kSplitLanes * kSplitLanes / s.outputs);
+  const int64_t round = kSplitLanes * Parallel::Threads();
+  for (const int64_t whole : {round, kSplitLanes}) {
+    if (s.outputs * chunks > whole) {
+      chunks = std::max<int64_t>(1, s.outputs * chunks / whole * whole / s.outputs);
+      break;
+    }
+  }
   const int64_t chunk = s.inner / chunks;  // positions; the last chunk's tail is combined one at a time
   const int64_t pieces = s.outputs * chunks;
   return [s = std::move(s), chunks, chunk, pieces](const Frame& frame) {

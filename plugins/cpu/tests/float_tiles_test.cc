@@ -26,7 +26,7 @@ using hlo::Opcode;
 
 std::vector<float> Sweep() {
   std::vector<float> x;
-  // Every 2^13th bit pattern: about 500,000 floats over all binades.
+  // Every 8191st bit pattern: about 524,000 floats over all binades.
   for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 8191) {
     const uint32_t b = static_cast<uint32_t>(bits);
     float f;
@@ -60,7 +60,7 @@ void ExpectTheScalarBits(const std::string& name, Isa isa, const std::vector<flo
 TEST(FloatTiles, EachInstructionSetGivesTheScalarFunctionsBits) {
   const std::vector<float> x = Sweep();
   std::vector<float> y(x.size());
-  for (Isa isa : IsasThisCpuRuns()) {
+  for (Isa isa : TileIsasThisCpuRuns()) {
     auto check = [&](Opcode op, auto f, const char* name) {
       ASSERT_TRUE(RunFloatUnaryTileWith(isa, op, x.data(), y.data(), static_cast<int64_t>(x.size()))) << name;
       ExpectTheScalarBits<decltype(f)>(name, isa, x, y);

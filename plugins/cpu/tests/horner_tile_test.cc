@@ -47,7 +47,7 @@ TEST(HornerTile, EachInstructionSetGivesTheStepByStepBits) {
         {true, nullptr, 0},    {false, nullptr, -0.375f}, {true, nullptr, 0}, {false, t1.data(), 0},
         {false, nullptr, 2.5f}, {true, nullptr, 0},       {false, t2.data(), 0}, {true, nullptr, 0},
         {false, nullptr, -0.0f}};
-    for (const Isa isa : IsasThisCpuRuns()) {
+    for (const Isa isa : TileIsasThisCpuRuns()) {
       for (const bool from_tile : {true, false}) {
         std::vector<float> out(static_cast<size_t>(n));
         RunHornerChainWith(isa, x.data(), from_tile ? p0.data() : nullptr, -1.75f, steps, out.data(), n);
@@ -69,7 +69,7 @@ TEST(HornerTile, WritesOverItsOwnX) {
   constexpr int64_t kN = 333;
   const std::vector<float> x = Values(kN, 5), t = Values(kN, 6);
   const std::vector<HornerStep> steps = {{true, nullptr, 0}, {false, t.data(), 0}, {true, nullptr, 0}};
-  for (const Isa isa : IsasThisCpuRuns()) {
+  for (const Isa isa : TileIsasThisCpuRuns()) {
     std::vector<float> inout = x;
     RunHornerChainWith(isa, inout.data(), nullptr, 0.5f, steps, inout.data(), kN);
     for (int64_t k = 0; k < kN; ++k) {
