@@ -222,10 +222,10 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
     }
     {
       TraceSpan span(client->tracer.get(), "print canonical text", "compile");
-      state->canonical_text = anvil::hlo::Print(**module);
+      state->SetCanonicalText(anvil::hlo::Print(**module));
     }
     if (cached) {
-      if (auto hit = cached->LoadByCanonicalText(state->canonical_text)) {
+      if (auto hit = cached->LoadByCanonicalText(state->CanonicalText())) {
         *out_executable = new anvil_executable(std::move(hit));
         return nullptr;
       }
@@ -234,7 +234,7 @@ anvil_status* anvil_client_compile(anvil_client* client, const anvil_compile_arg
     {
       TraceSpan span(client->tracer.get(), "plugin compile", "compile");
       if (span.on()) span.SetArgs("\"plugin\":\"" + args->device->plugin->name() + "\"");
-      compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->canonical_text, options);
+      compiled = args->device->plugin->Compile(args->device->index_in_plugin, state->CanonicalText(), options);
     }
     if (!compiled.ok()) return ToAbi(compiled.status());
     state->executable = *compiled;
@@ -339,8 +339,9 @@ anvil_status* anvil_executable_canonical_text(anvil_executable* executable, cons
   ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", executable);
   ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_text);
   ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_size);
-  *out_text = executable->state->canonical_text.c_str();
-  *out_size = executable->state->canonical_text.size();
+  const std::string& text = executable->state->CanonicalText();
+  *out_text = text.c_str();
+  *out_size = text.size();
   return nullptr;
 }
 

@@ -71,19 +71,19 @@ std::shared_ptr<ExecutableState> CachedCompile::Load(const std::string& canonica
   state->results = std::move(entry->results);
   state->donors = std::move(entry->donors);
   state->name = std::move(entry->name);
-  state->canonical_text = std::move(entry->canonical_text);
+  state->SetCanonicalTextIn(std::move(entry->file), entry->canonical_text);
   // Only a hit is a span: a miss is the compile's own spans.
   if (tracer) tracer->Complete("cache hit", "compile", begin, Tracer::NowNs(), std::string("\"found by\":\"") + found_by + "\"");
   return state;
 }
 
-void CachedCompile::Store(const ExecutableState& state) {
+void CachedCompile::Store(ExecutableState& state) {
   TraceSpan span(client_.tracer.get(), "cache store", "compile");
   auto bytes = device_.plugin->Serialize(state.executable);
   if (!bytes.ok()) return;  // this executable is simply not cached
-  CachedExecutable entry{state.name, state.parameters, state.results, state.donors, state.canonical_text,
-                         std::move(bytes).value()};
-  if (canonical_key_.empty()) canonical_key_ = CanonicalKey(state.canonical_text);
+  const std::string& canonical_text = state.CanonicalText();
+  CachedExecutable entry{state.name, state.parameters, state.results, state.donors, canonical_text, *bytes, nullptr};
+  if (canonical_key_.empty()) canonical_key_ = CanonicalKey(canonical_text);
   if (client_.cache->Store(canonical_key_, entry)) client_.cache->StoreReference(program_key_, canonical_key_);
 }
 

@@ -1,5 +1,7 @@
 #include "core/compile_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,6 +55,9 @@ class Writer {
   std::string out_;
 };
 
+// A shape's fewest bytes: its type and its two counts (a scalar's).
+constexpr size_t kLeastShapeBytes = 3 * 4;
+
 // Reads what Writer wrote; any read past the end (or a count that cannot
 // be) fails the reader, and the caller treats the file as corrupt.
 class Reader {
@@ -68,10 +73,11 @@ class Reader {
     at_ += sizeof(T);
     return value;
   }
-  std::string GetBytes() {
+  // A view of the next counted bytes, in the bytes being read.
+  std::string_view GetBytes() {
     const uint64_t size = Get<uint64_t>();
-    if (!Need(size)) return "";
-    std::string out(bytes_.substr(at_, size));
+    if (!Need(size)) return {};
+    const std::string_view out = bytes_.substr(at_, size);
     at_ += size;
     return out;
   }
@@ -145,31 +151,35 @@ void CompileCache::Warn(std::atomic<bool>& once, const std::string& message) {
   if (!once.exchange(true)) std::fprintf(stderr, "anvil: compile cache: %s\n", message.c_str());
 }
 
-std::optional<std::string> CompileCache::ReadFile(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
+std::shared_ptr<const FileBytes> CompileCache::ReadFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     if (errno != ENOENT) Warn(warned_read_, "cannot read " + path + ": " + ErrnoText() + "; compiling instead");
-    return std::nullopt;
+    return nullptr;
   }
-  // Sized once from the file's length, so that a megabyte entry is not
-  // copied again and again as a growing string (most of a cached load's
-  // reading time otherwise); whatever the file really holds is read.
-  std::string bytes;
-  if (std::fseek(f, 0, SEEK_END) == 0) {
-    const long size = std::ftell(f);
-    if (size > 0) bytes.resize(static_cast<size_t>(size));
-    std::rewind(f);
+  // Sized once from the file's length. Entries are renamed into place whole
+  // and never written again, so the length holds; a file cut short meanwhile
+  // reads short and fails its checksum.
+  auto bytes = std::make_shared<FileBytes>();
+  struct stat st;
+  bool failed = fstat(fd, &st) != 0;
+  if (!failed && st.st_size > 0) {
+    bytes->data.reset(new char[static_cast<size_t>(st.st_size)]);
+    while (bytes->size < static_cast<size_t>(st.st_size)) {
+      const ssize_t n = read(fd, bytes->data.get() + bytes->size, static_cast<size_t>(st.st_size) - bytes->size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed = n < 0;
+        break;
+      }
+      bytes->size += static_cast<size_t>(n);
+    }
   }
-  size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
-  bytes.resize(got);
-  char chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) bytes.append(chunk, n);  // grew meanwhile
-  const bool failed = std::ferror(f);
-  std::fclose(f);
+  const std::string why = failed ? ErrnoText() : "";
+  close(fd);
   if (failed) {
-    Warn(warned_read_, "cannot read " + path + "; compiling instead");
-    return std::nullopt;
+    Warn(warned_read_, "cannot read " + path + ": " + why + "; compiling instead");
+    return nullptr;
   }
   return bytes;
 }
@@ -201,20 +211,24 @@ bool CompileCache::WriteFile(const std::string& path, const std::string& bytes) 
 
 std::optional<CachedExecutable> CompileCache::Load(const std::string& key_text) {
   const std::string path = dir_ + "/" + Hash(key_text) + ".exe";
-  std::optional<std::string> bytes = ReadFile(path);
+  std::shared_ptr<const FileBytes> bytes = ReadFile(path);
   if (!bytes) return std::nullopt;
-  Reader r(*bytes);
+  Reader r(bytes->view());
   CachedExecutable e;
+  e.file = bytes;
   bool ok = HasMagic(r, kEntryMagic);
   if (ok) {
-    const std::string stored_key = r.GetBytes();
+    const std::string_view stored_key = r.GetBytes();
     if (r.ok() && stored_key != key_text) return std::nullopt;  // another key with this hash: a miss
     ok = r.ok();
   }
   if (ok) {
     e.name = r.GetBytes();
-    for (uint32_t n = r.Count(1), k = 0; k < n && r.ok(); ++k) e.parameters.push_back(r.GetShape());
-    for (uint32_t n = r.Count(1), k = 0; k < n && r.ok(); ++k) e.results.push_back(r.GetShape());
+    for (std::vector<hlo::Shape>* shapes : {&e.parameters, &e.results}) {
+      const uint32_t n = r.Count(kLeastShapeBytes);
+      shapes->reserve(n);
+      for (uint32_t k = 0; k < n && r.ok(); ++k) shapes->push_back(r.GetShape());
+    }
     e.donors.resize(r.Count(1));
     for (uint8_t& d : e.donors) d = r.Get<uint8_t>();
     e.canonical_text = r.GetBytes();
@@ -288,13 +302,13 @@ bool CompileCache::Store(const std::string& key_text, const CachedExecutable& e)
 
 std::optional<std::string> CompileCache::LoadReference(const std::string& program_key_text) {
   const std::string path = dir_ + "/" + Hash(program_key_text) + ".ref";
-  std::optional<std::string> bytes = ReadFile(path);
+  std::shared_ptr<const FileBytes> bytes = ReadFile(path);
   if (!bytes) return std::nullopt;
-  Reader r(*bytes);
+  Reader r(bytes->view());
   const bool headed = HasMagic(r, kReferenceMagic);
-  const std::string stored_key = headed ? r.GetBytes() : "";
+  const std::string_view stored_key = headed ? r.GetBytes() : "";
   if (headed && r.ok() && stored_key != program_key_text) return std::nullopt;
-  std::string canonical = r.GetBytes();
+  std::string canonical(r.GetBytes());
   if (!headed || !r.Finish()) {
     Warn(warned_read_, path + " is truncated or corrupt; compiling instead, and replacing it");
     return std::nullopt;

@@ -38,13 +38,25 @@
 
 namespace anvil::core {
 
+// A cache file's bytes, read whole into memory no one has written yet:
+// an entry is about as large as its program's text, and neither zeroing it
+// first nor copying parts of it out is free on a warm load.
+struct FileBytes {
+  std::unique_ptr<char[]> data;
+  size_t size = 0;
+  std::string_view view() const { return {data.get(), size}; }
+};
+
 // What a cached executable brings besides the plugin's bytes.
 struct CachedExecutable {
   std::string name;
   std::vector<hlo::Shape> parameters, results;
   std::vector<uint8_t> donors;
-  std::string canonical_text;
-  std::string plugin_bytes;
+  // A load's views point into `file`, which keeps them alive; a store's
+  // into the caller's strings.
+  std::string_view canonical_text;
+  std::string_view plugin_bytes;
+  std::shared_ptr<const FileBytes> file;
 };
 
 class CompileCache {
@@ -76,7 +88,7 @@ class CompileCache {
   // until the directory is under its limit again, never `keep`; and
   // temporary files an interrupted writer left over an hour ago.
   void Trim(const std::string& keep);
-  std::optional<std::string> ReadFile(const std::string& path);
+  std::shared_ptr<const FileBytes> ReadFile(const std::string& path);
   bool WriteFile(const std::string& path, const std::string& bytes);
   // Warns on stderr, once per kind of failure, so a read-only directory
   // does not repeat itself on every compile.

@@ -196,7 +196,7 @@ bool Plugin::CanSerialize() const {
          ANVIL_PLUGIN_ENTRY(executable_deserialize).ok();
 }
 
-StatusOr<anvil_plugin_executable*> Plugin::Deserialize(size_t device, const std::string& bytes) {
+StatusOr<anvil_plugin_executable*> Plugin::Deserialize(size_t device, std::string_view bytes) {
   ANVIL_ASSIGN_OR_RETURN(auto fn, ANVIL_PLUGIN_ENTRY(executable_deserialize));
   anvil_plugin_executable* executable = nullptr;
   ANVIL_RETURN_IF_ERROR(Convert(fn(context_, device, bytes.data(), bytes.size(), &executable)));

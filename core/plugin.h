@@ -51,7 +51,7 @@ class Plugin {
   // Whether the plugin has all three of serialize, serialized_free and
   // deserialize, so its executables can be cached.
   bool CanSerialize() const;
-  StatusOr<anvil_plugin_executable*> Deserialize(size_t device, const std::string& bytes);
+  StatusOr<anvil_plugin_executable*> Deserialize(size_t device, std::string_view bytes);
   // Compile-only targets (plugin ABI minor 4). A plugin that predates the
   // three target entries, or leaves any of them NULL, has none: 0, not an
   // error.

@@ -214,11 +214,36 @@ struct ExecutableState {
   anvil_plugin_executable* executable = nullptr;
   std::vector<hlo::Shape> parameters, results;
   std::vector<uint8_t> donors;  // per parameter: the program lets callers donate it
-  std::string canonical_text;
   std::string name;  // the module's, for traces
   ~ExecutableState() {
     if (executable) device->plugin->DestroyExecutable(executable);
   }
+
+  // The canonical text the plugin compiled. A compile sets it; an executable
+  // loaded from the compile cache keeps its entry's bytes instead and
+  // copies the text out on the first call that asks for it
+  // (anvil_executable_canonical_text), which most never make: the text is
+  // about as large as the program, and a warm load is otherwise a few
+  // milliseconds.
+  void SetCanonicalText(std::string text) { canonical_text_ = std::move(text); }
+  void SetCanonicalTextIn(std::shared_ptr<const FileBytes> entry, std::string_view text) {
+    canonical_entry_ = std::move(entry);
+    canonical_in_entry_ = text;
+  }
+  const std::string& CanonicalText() {
+    std::lock_guard<std::mutex> lock(canonical_mu_);
+    if (canonical_entry_) {
+      canonical_text_.assign(canonical_in_entry_);
+      canonical_entry_.reset();
+    }
+    return canonical_text_;
+  }
+
+ private:
+  std::mutex canonical_mu_;
+  std::string canonical_text_;
+  std::shared_ptr<const FileBytes> canonical_entry_;  // until the text is asked for
+  std::string_view canonical_in_entry_;
 };
 
 }  // namespace anvil::core

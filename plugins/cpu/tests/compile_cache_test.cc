@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -130,6 +131,29 @@ TEST_F(CompileCacheTest, ASecondClientLoadsWhatTheFirstStored) {
   EXPECT_EQ(Files(".ref").size(), 1u);
   EXPECT_EQ(CompileAndRun(kProgram), 1);
   EXPECT_EQ(Files(".exe").size(), 1u);
+}
+
+// A loaded executable copies its canonical text out of the cache entry only
+// when asked; by then the entry may be gone from the directory.
+TEST_F(CompileCacheTest, ALoadedExecutableGivesTheCanonicalTextItWasCompiledFrom) {
+  auto canonical_text = [&](bool remove_cache_first) {
+    anvil::testkit::AbiSession session("cpu", Options(dir_, ""));
+    EXPECT_TRUE(session.ok()) << session.error();
+    anvil_executable* exe = nullptr;
+    EXPECT_EQ(TakeMessage(session.Compile(kProgram, &exe)), "");
+    if (remove_cache_first) fs::remove_all(dir_);
+    const char* text = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(TakeMessage(anvil_executable_canonical_text(exe, &text, &size)), "");
+    std::string copy = text ? std::string(text, size) : "";
+    EXPECT_EQ(text ? std::strlen(text) : 0, size) << "not ended by a NUL";
+    EXPECT_EQ(TakeMessage(anvil_executable_destroy(exe)), "");
+    return copy;
+  };
+  const std::string compiled = canonical_text(false);
+  ASSERT_NE(compiled.find("ENTRY"), std::string::npos) << compiled;
+  ASSERT_EQ(Files(".exe").size(), 1u);
+  EXPECT_EQ(canonical_text(true), compiled);
 }
 
 TEST_F(CompileCacheTest, AProgramWrittenAnotherWayIsFoundByItsCanonicalText) {
