@@ -50,6 +50,8 @@ std::optional<ConvProblem> PoseConvolution(const hlo::Instruction& i, const Conv
 
   bool base_dilated = false, reversed = false, strided = false;
   std::vector<int64_t> window_sizes, out_sizes;
+  window_sizes.reserve(spatial);
+  out_sizes.reserve(spatial);
   for (size_t s = 0; s < spatial; ++s) {
     base_dilated |= window[s].base_dilation != 1;
     reversed |= window[s].reversal;
@@ -58,6 +60,15 @@ std::optional<ConvProblem> PoseConvolution(const hlo::Instruction& i, const Conv
     out_sizes.push_back(od[dn.output_spatial[s]]);
   }
   ConvProblem p;
+  // Each operand has batch, features and the spatial dimensions, the
+  // weights a group dimension too: sized once, as a warm compile builds
+  // every convolution's problem again.
+  for (ConvOperand* o : {&p.src, &p.weights, &p.dst}) {
+    o->dims.reserve(spatial + 3);
+    o->strides.reserve(spatial + 3);
+  }
+  for (std::vector<int64_t>* v : {&p.strides, &p.dilates, &p.pad_l, &p.pad_r}) v->reserve(spatial);
+  p.flip.reserve(spatial);
   if (base_dilated) {
     if (strided || batch_groups != 1) return std::nullopt;
     p.kind = Kind::kBackwardData;

@@ -148,6 +148,7 @@ TileFn PairTileFunction(Opcode first, Opcode second, bool first_is_lhs, int scal
 // costs one per entry. Entries are added first, then sorted once.
 class InstructionMap {
  public:
+  void Reserve(size_t n) { entries_.reserve(n); }
   void Add(const Instruction* i, int value) { entries_.emplace_back(i, value); }
   void Sort() { std::sort(entries_.begin(), entries_.end()); }
   // The value of `i` (the first added, if several were), or nullptr.
@@ -176,6 +177,9 @@ class InstructionMap {
 // How many times the group's members read each value.
 InstructionMap CountReads(const std::vector<const Instruction*>& members) {
   InstructionMap reads;
+  size_t operands = 0;
+  for (const Instruction* m : members) operands += m->operands.size();
+  reads.Reserve(operands);
   for (const Instruction* m : members) {
     // A strided read reads memory, never a register, even when what it
     // reads through is a member too (a slice the loop also reads in place).
@@ -242,6 +246,7 @@ IotaFn IotaFunction(hlo::ElementType t) {
 // The group's members, each mapped to its position.
 InstructionMap MemberMap(const std::vector<const Instruction*>& members) {
   InstructionMap map;
+  map.Reserve(members.size());
   for (size_t k = 0; k < members.size(); ++k) map.Add(members[k], static_cast<int>(k));
   map.Sort();
   return map;
@@ -302,6 +307,7 @@ std::vector<const Instruction*> TiledMembers(const std::vector<const Instruction
   }
   tiled_reads.Sort();
   std::vector<const Instruction*> tiled, waiting, loaded;  // waiting: broadcasts not yet read
+  tiled.reserve(members.size());
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     const bool root = k + 1 == members.size();
@@ -353,6 +359,7 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   // Every member but the root (a bf16 root too) gets a register, set as
   // the scan reaches it.
   const size_t with_registers = members.size() - (NarrowsRoot(members) ? 0 : 1);
+  a.register_of.Reserve(with_registers);
   for (size_t k = 0; k < with_registers; ++k) a.register_of.Add(members[k], -1);
   a.register_of.Sort();
   std::vector<bool> busy(members.size(), false);
@@ -459,6 +466,7 @@ bool ReadOnce(const InstructionMap& reads, const Instruction* i) {
 std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<const Instruction*>& members) {
   const InstructionMap reads = CountReads(members);
   std::vector<FusedOp> paired;
+  paired.reserve(ops.size());
   for (size_t k = 0; k < ops.size(); ++k) {
     const FusedOp& first = ops[k];
     size_t next = k + 1;
@@ -525,18 +533,30 @@ struct HornerRun {
   size_t end = 0;               // the index of the last step's op
   std::vector<size_t> between;  // ops between the steps, which run first
   int steps() const { return static_cast<int>(chain.multiply.size()); }
+  // Empty, keeping what it has allocated (a loop looks for a run at every
+  // multiply, and a warm compile builds every loop again).
+  void Clear() {
+    chain.multiply.clear();
+    chain.terms.clear();
+    chain.scalar_terms.clear();
+    between.clear();
+    end = 0;
+  }
 };
 
-HornerRun LongestHornerRun(const std::vector<FusedOp>& ops, size_t k, int x_side, const InstructionMap& reads) {
+// The longest run from op k into `run` (`read` and `pending` are its
+// scratch, kept by the caller for the next).
+void LongestHornerRun(const std::vector<FusedOp>& ops, size_t k, int x_side, const InstructionMap& reads,
+                      HornerRun& run, std::vector<int>& read, std::vector<size_t>& pending) {
   const FusedOp& start = ops[k];
   const Instruction* x = start.member->operands[static_cast<size_t>(x_side)];
-  HornerRun run;
+  run.Clear();
   run.end = k;
   run.chain.multiply.push_back(true);
   run.chain.terms.push_back(0);
   run.chain.scalar_terms.push_back(false);
-  std::vector<int> read = {start.a, start.b};  // registers the steps so far read (inputs are never written)
-  std::vector<size_t> pending;                 // ops since the last step
+  read.assign({start.a, start.b});  // registers the steps so far read (inputs are never written)
+  pending.clear();                  // ops since the last step
   for (size_t next_at = k + 1; next_at < ops.size() && run.steps() < kMaxHornerSteps; ++next_at) {
     const FusedOp& prev = ops[run.end];
     const FusedOp& next = ops[next_at];
@@ -570,30 +590,36 @@ HornerRun LongestHornerRun(const std::vector<FusedOp>& ops, size_t k, int x_side
     pending.clear();
     run.end = next_at;
   }
-  return run;
 }
 
 std::vector<FusedOp> HornerOps(const std::vector<FusedOp>& ops, const std::vector<const Instruction*>& members,
                                std::vector<HornerChain>& chains) {
   const InstructionMap reads = CountReads(members);
   std::vector<FusedOp> out;
+  out.reserve(ops.size());
   std::vector<bool> taken(ops.size(), false);  // ops a chain ran, or ran before it
+  HornerRun best, run;
+  std::vector<int> read;
+  std::vector<size_t> pending;
   for (size_t k = 0; k < ops.size(); ++k) {
     if (taken[k]) continue;
     const FusedOp& start = ops[k];
-    if (!HornerStepOp(start) || start.member->opcode != Opcode::kMultiply) {
+    // A multiply whose result more than one op reads (or none) starts no
+    // run (LongestHornerRun stops at once), so it is not looked for.
+    if (!HornerStepOp(start) || start.member->opcode != Opcode::kMultiply || start.out < 0 ||
+        !ReadOnce(reads, start.member)) {
       out.push_back(start);
       continue;
     }
     // x is whichever array operand of the first multiply the later ones
     // multiply by; the other operand is the starting p.
-    HornerRun best;
+    best.Clear();
     int best_x = -1;
     for (int x_side : {1, 0}) {
       if (start.scalars & (1 << x_side)) continue;
-      HornerRun run = LongestHornerRun(ops, k, x_side, reads);
+      LongestHornerRun(ops, k, x_side, reads, run, read, pending);
       if (run.steps() > best.steps()) {
-        best = std::move(run);
+        std::swap(best, run);
         best_x = x_side;
       }
     }
@@ -1006,6 +1032,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
   };
   auto loop = std::make_shared<TiledLoop>();
   std::vector<FusedOp> ops;
+  ops.reserve(tiled.size() + 1);
   const bool narrows_root = NarrowsRoot(tiled);
   auto input_index = [&](const Instruction* o) {
     return -1 - static_cast<int>(std::find(inputs.begin(), inputs.end(), o) - inputs.begin());
@@ -1096,6 +1123,9 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
              std::find(m->operands.begin(), m->operands.end(), input) != m->operands.end();
     });
   };
+  loop->input_size.reserve(inputs.size());
+  loop->input_scalar.reserve(inputs.size());
+  loop->streamed_inputs.reserve(inputs.size());
   for (const Instruction* i : inputs) {
     loop->input_size.push_back(hlo::Info(i->shape.element_type()).byte_size);
     // Splatted only where a rank-0 value stands for an array (clamp's

@@ -579,11 +579,15 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       it = live.erase(it);
     }
     bool placed = false;
-    for (auto& [offset, size] : free_blocks) {
+    for (auto block = free_blocks.begin(); block != free_blocks.end(); ++block) {
+      auto& [offset, size] = *block;
       if (size >= buffer.bytes) {
         buffer.offset = offset;
         offset += buffer.bytes;
         size -= buffer.bytes;
+        // A used-up block fits nothing again (every buffer has bytes):
+        // dropped, so that the list stays as long as what is free.
+        if (size == 0) free_blocks.erase(block);
         placed = true;
         break;
       }
@@ -610,6 +614,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       const bool reduce = fusion.reduce_group[s] >= 0;
       const FusionGroup& group = fusion.groups[reduce ? fusion.reduce_group[s] : fusion.group_of[s]];
       std::vector<Slot> in;
+      in.reserve(group.inputs.size());
       for (const Instruction* o : group.inputs) in.push_back(SlotOf(ValueOf(o)));
       std::optional<Slot> root;
       if (reduce && group.root_stored) root = SlotOf(ValueOf(group.members.back()));
@@ -625,17 +630,29 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
       if (!kernel) return hlo::Internal("cannot build the fused loop rooted at %" + i.name);
       built.typed = true;
-      // The profile names the instructions a fused step holds.
-      std::string held;
-      for (const Instruction* m : group.members) held += (held.empty() ? "" : " ") + m->name;
+      // The profile names the instructions a fused step holds:
+      // "fusion(N ops) %root [member ...]", written in one string.
       const size_t ops = group.members.size() + (reduce ? 1 : 0);
-      if (reduce) held += " " + i.name;
-      built.step.emplace(std::string(reduce ? "reduce+fusion(" : "fusion(") + std::to_string(ops) + " ops) %" + i.name +
-                             " [" + held + "]",
-                         std::move(kernel));
+      std::string what = reduce ? "reduce+fusion(" : "fusion(";
+      size_t length = what.size() + 32 + 2 * i.name.size();
+      for (const Instruction* m : group.members) length += m->name.size() + 1;
+      what.reserve(length);
+      what += std::to_string(ops);
+      what += " ops) %";
+      what += i.name;
+      what += " [";
+      for (const Instruction* m : group.members) {
+        what += m->name;
+        what += ' ';
+      }
+      if (reduce) what += i.name;
+      if (what.back() == ' ') what.pop_back();
+      what += ']';
+      built.step.emplace(std::move(what), std::move(kernel));
       return hlo::OkStatus();
     }
     std::vector<Slot> in;
+    in.reserve(operand_values[s].size());
     bool arrays = i.shape.IsArray();
     for (int o : operand_values[s]) {
       arrays &= plan_->values[o].shape->IsArray();
