@@ -336,13 +336,16 @@ anvil_status* anvil_executable_result_shape(anvil_executable* executable, size_t
 
 anvil_status* anvil_executable_canonical_text(anvil_executable* executable, const char** out_text,
                                               size_t* out_size) {
-  ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", executable);
-  ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_text);
-  ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_size);
-  const std::string& text = executable->state->CanonicalText();
-  *out_text = text.c_str();
-  *out_size = text.size();
-  return nullptr;
+  // Guarded: a text loaded from the compile cache is copied out here.
+  return Guard("anvil_executable_canonical_text", [&]() -> anvil_status* {
+    ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", executable);
+    ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_text);
+    ANVIL_CHECK_NOT_NULL("anvil_executable_canonical_text", out_size);
+    const std::string& text = executable->state->CanonicalText();
+    *out_text = text.c_str();
+    *out_size = text.size();
+    return nullptr;
+  });
 }
 
 anvil_status* anvil_executable_serialize(anvil_executable* executable, char** out_bytes, size_t* out_size) {

@@ -77,7 +77,7 @@ std::shared_ptr<ExecutableState> CachedCompile::Load(const std::string& canonica
   return state;
 }
 
-void CachedCompile::Store(ExecutableState& state) {
+void CachedCompile::Store(const ExecutableState& state) {
   TraceSpan span(client_.tracer.get(), "cache store", "compile");
   auto bytes = device_.plugin->Serialize(state.executable);
   if (!bytes.ok()) return;  // this executable is simply not cached

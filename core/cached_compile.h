@@ -24,7 +24,7 @@ class CachedCompile {
   // for next time.
   std::shared_ptr<ExecutableState> LoadByCanonicalText(const std::string& canonical_text);
   // Keeps a freshly compiled executable for both keys.
-  void Store(ExecutableState& state);
+  void Store(const ExecutableState& state);
 
  private:
   CachedCompile(anvil_client& client, anvil_device& device) : client_(client), device_(device) {}

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <system_error>
 
 #include "core/element_types.h"
@@ -152,34 +153,42 @@ void CompileCache::Warn(std::atomic<bool>& once, const std::string& message) {
 }
 
 std::shared_ptr<const FileBytes> CompileCache::ReadFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  struct File {
+    int fd;
+    ~File() {
+      if (fd >= 0) close(fd);
+    }
+  } file{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) {
     if (errno != ENOENT) Warn(warned_read_, "cannot read " + path + ": " + ErrnoText() + "; compiling instead");
     return nullptr;
   }
   // Sized once from the file's length. Entries are renamed into place whole
   // and never written again, so the length holds; a file cut short meanwhile
   // reads short and fails its checksum.
-  auto bytes = std::make_shared<FileBytes>();
   struct stat st;
-  bool failed = fstat(fd, &st) != 0;
-  if (!failed && st.st_size > 0) {
-    bytes->data.reset(new char[static_cast<size_t>(st.st_size)]);
-    while (bytes->size < static_cast<size_t>(st.st_size)) {
-      const ssize_t n = read(fd, bytes->data.get() + bytes->size, static_cast<size_t>(st.st_size) - bytes->size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        failed = n < 0;
-        break;
-      }
-      bytes->size += static_cast<size_t>(n);
-    }
-  }
-  const std::string why = failed ? ErrnoText() : "";
-  close(fd);
-  if (failed) {
-    Warn(warned_read_, "cannot read " + path + ": " + why + "; compiling instead");
+  if (fstat(file.fd, &st) != 0) {
+    Warn(warned_read_, "cannot read " + path + ": " + ErrnoText() + "; compiling instead");
     return nullptr;
+  }
+  auto bytes = std::make_shared<FileBytes>();
+  const size_t size = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+  // A file larger than this machine can hold is a miss, not an allocation
+  // failure of the compile.
+  if (size > 0) bytes->data.reset(new (std::nothrow) char[size]);
+  if (size > 0 && !bytes->data) {
+    Warn(warned_read_, path + " is too large to read (" + std::to_string(size) + " bytes); compiling instead");
+    return nullptr;
+  }
+  while (bytes->size < size) {
+    const ssize_t n = read(file.fd, bytes->data.get() + bytes->size, size - bytes->size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Warn(warned_read_, "cannot read " + path + ": " + ErrnoText() + "; compiling instead");
+      return nullptr;
+    }
+    if (n == 0) break;
+    bytes->size += static_cast<size_t>(n);
   }
   return bytes;
 }

@@ -220,17 +220,18 @@ struct ExecutableState {
   }
 
   // The canonical text the plugin compiled. A compile sets it; an executable
-  // loaded from the compile cache keeps its entry's bytes instead and
-  // copies the text out on the first call that asks for it
-  // (anvil_executable_canonical_text), which most never make: the text is
-  // about as large as the program, and a warm load is otherwise a few
-  // milliseconds.
+  // loaded from the compile cache keeps its whole entry instead (the text
+  // is most of it) and copies the text out on the first call that asks
+  // for it (anvil_executable_canonical_text), then lets the entry go. Many
+  // callers never ask: the text is about as large as the program, and a
+  // warm load is otherwise a few milliseconds. (The PJRT layer asks at
+  // every compile, for the module's name.)
   void SetCanonicalText(std::string text) { canonical_text_ = std::move(text); }
   void SetCanonicalTextIn(std::shared_ptr<const FileBytes> entry, std::string_view text) {
     canonical_entry_ = std::move(entry);
     canonical_in_entry_ = text;
   }
-  const std::string& CanonicalText() {
+  const std::string& CanonicalText() const {
     std::lock_guard<std::mutex> lock(canonical_mu_);
     if (canonical_entry_) {
       canonical_text_.assign(canonical_in_entry_);
@@ -240,9 +241,10 @@ struct ExecutableState {
   }
 
  private:
-  std::mutex canonical_mu_;
-  std::string canonical_text_;
-  std::shared_ptr<const FileBytes> canonical_entry_;  // until the text is asked for
+  // Filled in by the first CanonicalText() of a loaded executable.
+  mutable std::mutex canonical_mu_;
+  mutable std::string canonical_text_;
+  mutable std::shared_ptr<const FileBytes> canonical_entry_;  // until the text is asked for
   std::string_view canonical_in_entry_;
 };
 

@@ -703,7 +703,8 @@ void CopyRows(const uint32_t* from, int64_t stride, int64_t rows, int64_t column
 // Elements [t, t + n) of a transpose, slice or reverse of `from`
 // (four-byte values) as `read` maps them (fusion_planner.h): the index of
 // t, then runs along the result's last dimension, each a copy or a strided
-// gather, carrying into the dimensions before it.
+// gather, or blocks of two or more whole rows (CopyRows), carrying into
+// the dimensions before it.
 void StridedTile(const uint32_t* from, const StridedRead& read, int64_t t, uint32_t* to, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   const bool gathers = HostIsa() == Isa::kAvx512;
@@ -728,7 +729,7 @@ void StridedTile(const uint32_t* from, const StridedRead& read, int64_t t, uint3
   // 1) of [64,32,1024] plus one: 1.4 -> 0.45 ms).
   const bool blocks = rank >= 2 && read.strides[last - 1] == 1 && stride != 1;
   for (int64_t k = 0; k < n;) {
-    if (blocks && index[last] == 0 && n - k >= extent) {
+    if (blocks && index[last] == 0 && n - k >= 2 * extent && index[last - 1] + 1 < read.dims[last - 1]) {
       const int64_t rows = std::min((n - k) / extent, read.dims[last - 1] - index[last - 1]);
       CopyRows(from + offset, stride, rows, extent, to + k);
       k += rows * extent;

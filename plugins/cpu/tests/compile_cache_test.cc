@@ -137,7 +137,8 @@ TEST_F(CompileCacheTest, ASecondClientLoadsWhatTheFirstStored) {
 // when asked; by then the entry may be gone from the directory.
 TEST_F(CompileCacheTest, ALoadedExecutableGivesTheCanonicalTextItWasCompiledFrom) {
   auto canonical_text = [&](bool remove_cache_first) {
-    anvil::testkit::AbiSession session("cpu", Options(dir_, ""));
+    fs::remove(trace_);
+    anvil::testkit::AbiSession session("cpu", Options(dir_, trace_));
     EXPECT_TRUE(session.ok()) << session.error();
     anvil_executable* exe = nullptr;
     EXPECT_EQ(TakeMessage(session.Compile(kProgram, &exe)), "");
@@ -150,10 +151,13 @@ TEST_F(CompileCacheTest, ALoadedExecutableGivesTheCanonicalTextItWasCompiledFrom
     EXPECT_EQ(TakeMessage(anvil_executable_destroy(exe)), "");
     return copy;
   };
+  auto hits = [&]() { return anvil::testing::Count(anvil::testing::ReadTrace(trace_), "X", "compile", "cache hit"); };
   const std::string compiled = canonical_text(false);
   ASSERT_NE(compiled.find("ENTRY"), std::string::npos) << compiled;
   ASSERT_EQ(Files(".exe").size(), 1u);
-  EXPECT_EQ(canonical_text(true), compiled);
+  const std::string loaded = canonical_text(true);
+  EXPECT_EQ(hits(), 1) << "the second compile was not loaded from the cache";
+  EXPECT_EQ(loaded, compiled);
 }
 
 TEST_F(CompileCacheTest, AProgramWrittenAnotherWayIsFoundByItsCanonicalText) {
