@@ -676,7 +676,7 @@ void Fill(uint32_t value, uint32_t* to, int64_t n) {
 // gathered sixteen at a time; returns how many. The stride may be negative
 // (a reverse). Whole rows of a transpose are copied as blocks instead
 // (CopyRows); what is left to gather is strided slices' and reverses' runs
-// (JAX's x[::2, ::-3] * 2 no slower than with scalar loads on Zen 4) and
+// (JAX's x[::2, ::-3] * 2 no slower than with scalar loads on Zen 5) and
 // the part rows a transpose's tile begins or ends with.
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f"))) int64_t GatherRunAvx512(const uint32_t* p, int64_t stride, uint32_t* to,
@@ -725,7 +725,7 @@ void StridedTile(const uint32_t* from, const StridedRead& read, int64_t t, uint3
   // transpose's short runs, where the result's last two dimensions are the
   // operand's last two swapped), whole rows are copied as a block, along
   // the operand's rows: a gather per sixteen elements, each from another
-  // line, took three times as long on AMD's Zen 4 (JAX's transpose(0, 2,
+  // line, took three times as long on AMD's Zen 5 (JAX's transpose(0, 2,
   // 1) of [64,32,1024] plus one: 1.4 -> 0.45 ms).
   const bool blocks = rank >= 2 && read.strides[last - 1] == 1 && stride != 1;
   for (int64_t k = 0; k < n;) {
