@@ -20,6 +20,7 @@
 #include "hlo/canonicalize.h"
 #include "hlo/hlo_parser.h"
 #include "hlo/topk_rewriter.h"
+#include "hlo/operand_transposes.h"
 #include "hlo/transpose_of_dot.h"
 #include "plugins/common/plugin_support.h"
 #include "plugins/cpu/compile_options.h"
@@ -233,12 +234,16 @@ anvil_plugin_error* Compile(anvil_plugin_context* context, size_t, const char* t
   }();
   if (!module.ok()) return FromStatus(module.status());
   // A sort that only feeds the first k of each row (JAX's lax.top_k) runs
-  // as a topk, and a transposed matrix product as the product of its
-  // operands swapped; the rewritten module is also what the compile cache
-  // keeps.
+  // as a topk, a transposed matrix product as the product of its operands
+  // swapped, a slice of a transpose before it, and a product of a
+  // transposed operand reads the operand as it is stored (sgemm's
+  // transposition flags); the rewritten module is also what the compile
+  // cache keeps.
   const int topks = anvil::hlo::RewriteSortsAsTopK(**module);
   const int dots = anvil::hlo::FoldTransposesOfDots(**module);
-  if (topks + dots > 0) anvil::hlo::RemoveDeadCode(**module);
+  const int slices = anvil::hlo::MoveSlicesBeforeTransposes(**module);
+  const int operands = anvil::hlo::FoldTransposedDotOperands(**module);
+  if (topks + dots + slices + operands > 0) anvil::hlo::RemoveDeadCode(**module);
   return CompileModule(context, std::move(module).value(), std::make_unique<anvil::cpu::ConvLayoutBook>(),
                        *parsed_options, out);
 }
