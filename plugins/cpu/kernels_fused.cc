@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -410,6 +411,19 @@ struct FusedOp {
   IotaFn iota = nullptr;  // an iota along `broadcast`'s run (fn is then nullptr)
   int strided = -1;       // a strided read of input `a` (TiledLoop::strided_reads; fn is then nullptr)
   int horner = -1;        // a Horner chain (TiledLoop::horners): x is `a`, the starting p `b`
+  // A pair (PairOps): its first op, which reads `a` and `b`, and whether
+  // its result is the second's left operand.
+  const Instruction* pair_first = nullptr;
+  bool pair_first_is_lhs = false;
+  // Register operands (bit k: 0 a, 1 b, 2 c) that a broadcast may leave
+  // unfilled, holding one value throughout a tile (PlanUniformBroadcasts),
+  // and fn with each subset of them read as one scalar each (indexed by
+  // the subset's bits; entry 0 is fn).
+  int uniform_operands = 0;
+  TileFn fn_uniform[8] = {};
+  // A broadcast op all of whose readers have such a variant: on a tile
+  // inside one run of equal values it fills nothing.
+  bool skips_uniform_fill = false;
 };
 
 // A chain of Horner steps that HornerOps made one op: per step, whether it
@@ -492,6 +506,8 @@ std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<
         }
         pair.a = first.a;
         pair.b = first.b;
+        pair.pair_first = first.member;
+        pair.pair_first_is_lhs = first_is_lhs;
         pair.c = first_is_lhs ? second.b : second.a;
         pair.has_b = pair.has_c = true;
         paired.push_back(pair);
@@ -915,6 +931,9 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
   // itself, or the part of a row a broadcast op viewed for this tile.
   const void* view[kMaxFusedRegisters];
   for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = reg(r);
+  // For this tile, the one value a broadcast left its register unfilled
+  // for (FusedOp::skips_uniform_fill), or nullptr.
+  const void* uniform[kMaxFusedRegisters] = {};
   for (int64_t range = 0; range < rows; ++range) {
     const int64_t lo = row_lo + range * stride, hi = row_hi + range * stride, first = row_first + range * stride;
     char* const result = row_result + range * out_stride * result_size;
@@ -954,24 +973,38 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
                                    : static_cast<void*>(result + (t - first) * result_size);
         if (op.iota) {
           op.iota(op.broadcast, t, dst, len);
-          if (op.out >= 0) view[op.out] = reg(op.out);
+          if (op.out >= 0) {
+            view[op.out] = reg(op.out);
+            uniform[op.out] = nullptr;
+          }
           continue;
         }
         if (op.strided >= 0) {
           StridedTile(reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]),
                       strided_reads[static_cast<size_t>(op.strided)], t, static_cast<uint32_t*>(dst), len);
-          if (op.out >= 0) view[op.out] = reg(op.out);
+          if (op.out >= 0) {
+            view[op.out] = reg(op.out);
+            uniform[op.out] = nullptr;
+          }
           continue;
         }
         if (!op.fn) {
           const uint32_t* row = reinterpret_cast<const uint32_t*>(inputs[-1 - op.a]);
+          if (op.skips_uniform_fill && t % op.broadcast.inner + len <= op.broadcast.inner) {
+            uniform[op.out] = row + (t / op.broadcast.inner) % op.broadcast.size;
+            continue;
+          }
+          uniform[op.out] = nullptr;
           const int64_t at = t % op.broadcast.size;
           if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
             view[op.out] = row + at;  // the tile lies in one run of the row
             continue;
           }
           BroadcastTile(row, op.broadcast, t, static_cast<uint32_t*>(dst), len);
-          if (op.out >= 0) view[op.out] = reg(op.out);
+          if (op.out >= 0) {
+            view[op.out] = reg(op.out);
+            uniform[op.out] = nullptr;
+          }
           continue;
         }
         scalar_tiles = 0;
@@ -998,7 +1031,10 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
             p = source(op.b);
           }
           op.fn(source(op.a), p, &args, dst, len);
-          if (op.out >= 0) view[op.out] = reg(op.out);
+          if (op.out >= 0) {
+            view[op.out] = reg(op.out);
+            uniform[op.out] = nullptr;
+          }
           continue;
         }
         const void* a = op.scalars & 1 ? scalar(op.a) : source(op.a);
@@ -1007,8 +1043,28 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
                         : !op.has_c     ? nullptr
                         : op.scalars & 4 ? scalar(op.c)
                                          : source(op.c);
-        op.fn(a, b, c, dst, len);
-        if (op.out >= 0) view[op.out] = reg(op.out);
+        TileFn fn = op.fn;
+        if (op.uniform_operands) {
+          int mask = 0;
+          if ((op.uniform_operands & 1) && uniform[op.a]) {
+            mask |= 1;
+            a = uniform[op.a];
+          }
+          if ((op.uniform_operands & 2) && uniform[op.b]) {
+            mask |= 2;
+            b = uniform[op.b];
+          }
+          if ((op.uniform_operands & 4) && uniform[op.c]) {
+            mask |= 4;
+            c = uniform[op.c];
+          }
+          fn = op.fn_uniform[mask];
+        }
+        fn(a, b, c, dst, len);
+        if (op.out >= 0) {
+          view[op.out] = reg(op.out);
+          uniform[op.out] = nullptr;
+        }
       }
       if (staging >= 0) {
         StreamTile(reinterpret_cast<const float*>(reg(staging)),
@@ -1017,6 +1073,97 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
     }
   }
   if (staging >= 0) FenceStreamedStores();
+}
+
+// A broadcast op whose tile may hold one value throughout: element e is
+// from[(e / inner) % size] with inner above one (a per-row mean or scale
+// along a row, a per-channel statistic along an image), four bytes wide.
+bool MayBeUniform(const FusedOp& op) {
+  return !op.fn && !op.iota && op.strided < 0 && op.out >= 0 && op.broadcast.inner > 1 && op.broadcast.size > 1;
+}
+
+// The registers `op` reads, by operand position (0: a, 1: b, 2: c; 3: a
+// Horner chain's term), -1 where it reads none there.
+std::array<int, 4> RegistersRead(const FusedOp& op, const std::vector<HornerChain>& horners, int term_register) {
+  std::array<int, 4> read = {-1, -1, -1, -1};
+  if (!op.fn) return read;  // broadcasts, iotas and strided reads read inputs
+  read[0] = op.a >= 0 && !(op.scalars & 1) ? op.a : -1;
+  read[1] = op.has_b && op.b >= 0 && !(op.scalars & 2) ? op.b : -1;
+  read[2] = op.has_c && op.divisor < 0 && op.c >= 0 && !(op.scalars & 4) ? op.c : -1;
+  if (op.horner >= 0) {
+    for (int term : horners[static_cast<size_t>(op.horner)].terms) {
+      if (term == term_register) read[3] = term;
+    }
+  }
+  return read;
+}
+
+// Where a broadcast fills a tile register with one value repeated (a row's
+// mean in layer norm, a channel's scale in batch norm), the ops reading it
+// can read that value as a scalar instead, as they read a splatted
+// constant: the fill, as costly as an op, is skipped. That is decided per
+// tile (a run may end inside one), so each reader gets a variant reading
+// that operand as a scalar, and the broadcast skips its fill only if every
+// reader of its register has one, for one operand position each.
+void PlanUniformBroadcasts(std::vector<FusedOp>& ops, const std::vector<HornerChain>& horners) {
+  int writer[kMaxFusedRegisters];
+  std::fill_n(writer, kMaxFusedRegisters, -1);
+  for (FusedOp& op : ops) {
+    if (op.fn && op.horner < 0 && op.divisor < 0 && op.member) {
+      const Instruction& m = *op.member;
+      // op's function with the operands in `mask` read as scalars too, or
+      // nullptr where there is none.
+      auto variant = [&](int mask) -> TileFn {
+        if (mask == 0) return op.fn;
+        if (op.pair_first) {
+          return mask & 1 ? nullptr
+                          : PairTileFunction(op.pair_first->opcode, m.opcode, op.pair_first_is_lhs, op.scalars | mask);
+        }
+        if (m.opcode == Opcode::kSelect && hlo::Info(m.shape.element_type()).byte_size != 4) return nullptr;
+        return TileFunction(m, op.scalars | mask);
+      };
+      const std::array<int, 4> read = RegistersRead(op, horners, -1);
+      // Operands taken one by one, each kept only if every subset with
+      // those already kept has a function.
+      for (int k = 0; k < 3; ++k) {
+        const int r = read[static_cast<size_t>(k)];
+        if (r < 0 || writer[r] < 0 || !MayBeUniform(ops[static_cast<size_t>(writer[r])])) continue;
+        if ((read[0] == r && k != 0) || (read[1] == r && k != 1) || (read[2] == r && k != 2)) continue;
+        const int widened = op.uniform_operands | (1 << k);
+        TileFn table[8] = {};
+        bool complete = true;
+        for (int mask = 0; mask < 8 && complete; ++mask) {
+          if ((mask & widened) != mask) continue;
+          table[mask] = variant(mask);
+          complete = table[mask] != nullptr;
+        }
+        if (!complete) continue;
+        op.uniform_operands = widened;
+        std::copy_n(table, 8, op.fn_uniform);
+      }
+    }
+    if (op.out >= 0) writer[op.out] = static_cast<int>(&op - ops.data());
+  }
+  for (size_t w = 0; w < ops.size(); ++w) {
+    FusedOp& broadcast = ops[w];
+    if (!MayBeUniform(broadcast)) continue;
+    const int r = broadcast.out;
+    bool all = true, read = false;
+    for (size_t k = w + 1; k < ops.size() && all; ++k) {
+      const FusedOp& op = ops[k];
+      const std::array<int, 4> regs = RegistersRead(op, horners, r);
+      int positions = 0;
+      for (int p = 0; p < 4; ++p) {
+        if (regs[static_cast<size_t>(p)] != r) continue;
+        ++positions;
+        all = all && p < 3 && (op.uniform_operands >> p & 1);
+      }
+      all = all && positions <= 1;
+      read = read || positions > 0;
+      if (op.out == r) break;  // overwritten: later readers read another value
+    }
+    broadcast.skips_uniform_fill = all && read;
+  }
 }
 
 std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& members,
@@ -1108,6 +1255,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     narrow.a = allocation.RegisterOf(tiled.back());
     loop->ops.push_back(narrow);
   }
+  PlanUniformBroadcasts(loop->ops, loop->horners);
   loop->input_slots = input_slots;
   loop->registers = allocation.peak;
   // Element sizes: an input's (rank-0 clamp bounds are read as scalars and
@@ -1160,6 +1308,7 @@ std::optional<FusedLoopSummary> SummarizeFusedLoop(const std::vector<const Instr
     }
     if (op.member && op.scalars != 0 && op.divisor < 0) ++summary.scalar_reads;
     if (!op.member && !op.iota && op.strided < 0 && op.out >= 0) ++summary.fills;
+    if (op.skips_uniform_fill) ++summary.uniform_fills;
   }
   return summary;
 }

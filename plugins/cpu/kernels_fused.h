@@ -56,10 +56,12 @@ void RunErfcTileWith(Isa isa, const float* x, float* out, int64_t n);
 // The passes over each tile a group's loop makes, for tests that check a
 // loop takes the path meant for it: all of them, the Horner chains among
 // them and the steps those hold, the ops that read a splatted constant as
-// a scalar, and the ops that fill a register with a broadcast's values.
+// a scalar, and the ops that fill a register with a broadcast's values,
+// among them those that leave it unfilled on tiles where it holds one
+// value, which its readers then read as a scalar (`uniform_fills`).
 // nullopt where the group has no loop.
 struct FusedLoopSummary {
-  int passes = 0, horner_chains = 0, horner_steps = 0, scalar_reads = 0, fills = 0;
+  int passes = 0, horner_chains = 0, horner_steps = 0, scalar_reads = 0, fills = 0, uniform_fills = 0;
 };
 std::optional<FusedLoopSummary> SummarizeFusedLoop(const std::vector<const hlo::Instruction*>& members,
                                                    const std::vector<const hlo::Instruction*>& inputs);

@@ -91,5 +91,29 @@ TEST(FusedLoopSummary, Bf16OpsOfBf16ConstantsFillNoRegister) {
   EXPECT_EQ(loops[0].scalar_reads, 2);
 }
 
+// Layer norm's last loop: (x - mean) * rstd * g + b, mean and rstd per
+// row. Each row's tiles hold one value of each, which the pair of
+// subtract and multiply reads as two scalars: neither broadcast fills its
+// register where a tile lies in one row. A compare has no scalar form, so
+// the broadcast it reads is filled on every tile.
+TEST(FusedLoopSummary, PerRowBroadcastsAreReadAsScalarsWhereATileHoldsOneRow) {
+  const std::string s = "f32[8,2048]", v = "f32[8]", r = "f32[2048]";
+  std::vector<FusedLoopSummary> loops = Summaries(
+      "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  mean = " + v + " parameter(1)\n  rstd = " + v +
+      " parameter(2)\n  g = " + r + " parameter(3)\n"
+      "  mb = " + s + " broadcast(mean), dimensions={0}\n  rb = " + s + " broadcast(rstd), dimensions={0}\n"
+      "  gb = " + s + " broadcast(g), dimensions={1}\n  d = " + s + " subtract(x, mb)\n"
+      "  y = " + s + " multiply(d, rb)\n  ROOT o = " + s + " multiply(y, gb)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].uniform_fills, 2);
+  loops = Summaries(
+      "HloModule m\nENTRY e {\n  x = " + s + " parameter(0)\n  mean = " + v + " parameter(1)\n"
+      "  mb = " + s + " broadcast(mean), dimensions={0}\n  c = pred[8,2048] compare(x, mb), direction=LT\n"
+      "  d = " + s + " subtract(x, mb)\n  z = f32[] constant(0)\n  zb = " + s + " broadcast(z), dimensions={}\n"
+      "  ROOT o = " + s + " select(c, d, zb)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].uniform_fills, 0);
+}
+
 }  // namespace
 }  // namespace anvil::cpu
