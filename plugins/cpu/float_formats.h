@@ -25,21 +25,24 @@ inline float ToFloat(Bf16 v) {
 
 // f16 to f32 on the bits, branch free, so that loops of it vectorise: on
 // baseline x86-64 a _Float16 cast is a libgcc call per element (an f16
-// dot's packing spent most of its time there). The exponent and mantissa
-// shifted into f32's fields and scaled by 2^112 give every finite value,
-// subnormals included, exactly; infinities and NaNs keep their payload,
-// NaNs made quiet, as a conversion makes them.
+// dot's packing spent most of its time there). A normal value's exponent
+// is rebiased (15 to 127) with its mantissa shifted into f32's field; a
+// subnormal one (and zero) is its 10-bit mantissa times 2^-24, exact in
+// f32 and computed from normal f32 values only, so that the flush mode's
+// DAZ (float_mode.h), which reads an f32 denormal operand as zero, leaves
+// it alone, as the CPU's conversion instructions do (f16_conversions.h);
+// infinities and NaNs keep their payload, NaNs made quiet, as a conversion
+// makes them.
 inline float ToFloat(F16 v) {
   const uint32_t sign = uint32_t{v.bits & 0x8000u} << 16;
   const uint32_t magnitude = v.bits & 0x7fffu;
   const uint32_t shifted = magnitude << 13;
-  float scaled;
-  std::memcpy(&scaled, &shifted, 4);
-  scaled *= 0x1p112f;
-  uint32_t finite;
-  std::memcpy(&finite, &scaled, 4);
+  const float subnormal = static_cast<float>(magnitude & 0x3ffu) * 0x1p-24f;
+  uint32_t small;
+  std::memcpy(&small, &subnormal, 4);
+  const uint32_t normal = shifted + ((127u - 15u) << 23);
   const uint32_t special = shifted | 0x7f800000u | (magnitude > 0x7c00u ? 0x00400000u : 0u);
-  const uint32_t bits = (magnitude >= 0x7c00u ? special : finite) | sign;
+  const uint32_t bits = (magnitude >= 0x7c00u ? special : magnitude >= 0x400u ? normal : small) | sign;
   float f;
   std::memcpy(&f, &bits, 4);
   return f;

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/f16_conversions.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/openmp_float_mode.h"
 #include "plugins/cpu/openmp_threads.h"
@@ -124,6 +125,23 @@ void PackRowsBy(const void* source, float* packed, const Packing& p, int64_t beg
 template <typename T>
 void PackRows(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end) {
   PackRowsBy<T>(source, packed, p, begin, end, [](T v) { return ToFloat(v); });
+}
+
+// f16 rows whose elements are consecutive widen with the CPU's conversion
+// instructions (f16_conversions.h); others element by element.
+template <>
+void PackRows<F16>(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end) {
+  if (p.strides.back() != 1) return PackRowsBy<F16>(source, packed, p, begin, end, [](F16 v) { return ToFloat(v); });
+  const F16* x = static_cast<const F16*>(source);
+  const size_t last = p.dims.size() - 1;
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t rest = row, offset = 0;
+    for (size_t d = last; d-- > 0;) {
+      offset += (rest % p.dims[d]) * p.strides[d];
+      rest /= p.dims[d];
+    }
+    WidenF16(x + offset, packed + row * p.cols, p.cols);
+  }
 }
 
 // Whether `t` is an 8-bit float (the f8 family): exact in f32, decoded by
@@ -240,8 +258,7 @@ Kernel PackedDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, c
         Bf16* o = static_cast<Bf16*>(frame.At(c));
         for (int64_t e = lo; e < hi; ++e) o[e] = ToBf16(z[e]);
       } else {
-        F16* o = static_cast<F16*>(frame.At(c));
-        for (int64_t e = lo; e < hi; ++e) o[e] = ToF16(z[e]);
+        NarrowToF16(z + lo, static_cast<F16*>(frame.At(c)) + lo, hi - lo);
       }
     });
   };

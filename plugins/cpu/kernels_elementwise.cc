@@ -8,6 +8,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/scalar_functions.h"
+#include "plugins/cpu/f16_conversions.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/float_functions.h"
 #include "plugins/cpu/int_functions.h"
@@ -343,6 +344,16 @@ Kernel ComplexConvert(ElementType from, ElementType to, Slot a, Slot o, int64_t 
   return ForType(from, [&]<typename From>() -> Kernel { return real_to_complex.template operator()<From>(exact); });
 }
 
+// A conversion of whole arrays (f16_conversions.h's), chunk by chunk.
+template <typename In, typename Out, typename F>
+Kernel ArrayConversion(Slot a, Slot o, int64_t n, F convert) {
+  return [=](const Frame& frame) {
+    const In* x = static_cast<const In*>(frame.At(a));
+    Out* y = static_cast<Out*>(frame.At(o));
+    frame.parallel->For(n, kGrain, [&](int64_t b, int64_t e) { convert(x + b, y + b, e - b); });
+  };
+}
+
 // Converts to and from the 16-bit floats through f32, which holds every
 // bf16 and f16 value exactly: widening is exact, and narrowing from f32 (or
 // between bf16 and f16) rounds once, to nearest even. Narrowing from f64
@@ -366,6 +377,9 @@ Kernel NarrowFloatConvert(ElementType from, ElementType to, Slot a, Slot o, int6
     return FloatToInteger<F16>(to, a, o, n, [](F16 x) { return static_cast<double>(ToFloat(x)); });
   }
   if (from == ElementType::kBF16) return widen.template operator()<Bf16>();
+  if (from == ElementType::kF16 && to == ElementType::kF32) {
+    return ArrayConversion<F16, float>(a, o, n, [](const F16* x, float* y, int64_t m) { WidenF16(x, y, m); });
+  }
   if (from == ElementType::kF16) return widen.template operator()<F16>();
   // Integers of up to 16 bits are exact in f32: one rounding, to the narrow float.
   const bool small_int = from == ElementType::kS8 || from == ElementType::kU8 || from == ElementType::kS16 ||
@@ -377,7 +391,9 @@ Kernel NarrowFloatConvert(ElementType from, ElementType to, Slot a, Slot o, int6
     });
   }
   if (from == ElementType::kF32 && to == ElementType::kBF16) return Unary<float, Bf16>(a, o, n, [](float x) { return ToBf16(x); });
-  if (from == ElementType::kF32 && to == ElementType::kF16) return Unary<float, F16>(a, o, n, [](float x) { return ToF16(x); });
+  if (from == ElementType::kF32 && to == ElementType::kF16) {
+    return ArrayConversion<float, F16>(a, o, n, [](const float* x, F16* y, int64_t m) { NarrowToF16(x, y, m); });
+  }
   return nullptr;
 }
 
