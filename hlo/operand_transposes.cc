@@ -20,6 +20,13 @@ std::optional<std::vector<int64_t>> Permutation(const Instruction& i) {
   }
   auto dims = IntListAttribute(i, "dimensions");
   if (!dims.ok() || dims->size() != i.shape.dims().size()) return std::nullopt;
+  // A permutation of 0..rank-1 (the verifier's rule, checked again here
+  // since a wrong one would index out of range below).
+  std::vector<bool> seen(dims->size(), false);
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= static_cast<int64_t>(dims->size()) || seen[static_cast<size_t>(d)]) return std::nullopt;
+    seen[static_cast<size_t>(d)] = true;
+  }
   return *dims;
 }
 
@@ -102,7 +109,7 @@ bool SwapsLastTwo(const std::vector<int64_t>& permutation) {
 
 // Folds operand `side` (0: lhs, 1: rhs) of `dot` when it is such a
 // transpose: its batch dimensions are its leading ones, in order, and it
-// has one contracting dimension and at most one free one, so that the swap
+// has one contracting dimension and one free one, so that the swap
 // of the last two moves only the contracting dimension and the free one,
 // and the result's dimensions keep their order.
 bool FoldOperand(Instruction& dot, int side) {

@@ -8,12 +8,13 @@
 // - dot(transpose(a), b), or with b transposed, becomes a dot of a itself,
 //   its dimension numbers mapped through the permutation, where the
 //   transpose swaps an operand's last two dimensions and leaves its batch
-//   dimensions where they were (x.T @ y, or a batched
-//   swapaxes(-1, -2)): the product then reads a as it is stored, which a
-//   BLAS does by its transposition flag.
+//   dimensions where they were and has one contracting and one free
+//   dimension (x.T @ y, or a batched swapaxes(-1, -2)): the product then
+//   reads a as it is stored, which a BLAS does by its transposition flag.
 //
-// Each element of every result is computed from the same elements in the
-// same order as before.
+// Each element of every result is the same function of the same elements
+// as before (the evaluator computes the same bits; a BLAS reading an
+// operand transposed may add a product's terms in another order).
 #pragma once
 
 #include "hlo/ir.h"

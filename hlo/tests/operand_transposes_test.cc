@@ -61,6 +61,19 @@ TEST(OperandTransposes, ASliceOfATransposeIsTakenBeforeIt) {
   EXPECT_EQ(text.find("%t ="), std::string::npos) << text;
 }
 
+// A permutation that is not its own inverse, with strides.
+TEST(OperandTransposes, ASliceOfARotationIsTakenBeforeIt) {
+  const char program[] = R"(HloModule m
+ENTRY e {
+  x = f32[4,5,6] parameter(0)
+  t = f32[6,4,5] transpose(x), dimensions={2,0,1}
+  ROOT s = f32[2,3,2] slice(t), slice={[1:5:2], [0:3], [1:5:2]}
+}
+)";
+  const std::string text = RewrittenAndSame(program, MoveSlicesBeforeTransposes, 1);
+  EXPECT_NE(text.find("f32[3,2,2]{2,1,0} slice(%x), slice={[0:3], [1:5:2], [1:5:2]}"), std::string::npos) << text;
+}
+
 TEST(OperandTransposes, ATransposeReadElsewhereKeepsItsSlicesAfterIt) {
   const char program[] = R"(HloModule m
 ENTRY e {
@@ -152,6 +165,15 @@ ENTRY e {
   y = f32[4,5] parameter(1)
   t = f32[3,4,2] transpose(x), dimensions={0,2,1}
   ROOT d = f32[3,2,5] dot(t, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)",
+      // A transpose of a column-major operand.
+      R"(HloModule m
+ENTRY e {
+  x = f32[4,3]{0,1} parameter(0)
+  y = f32[4,5] parameter(1)
+  t = f32[3,4] transpose(x), dimensions={1,0}
+  ROOT d = f32[3,5] dot(t, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 )",
       // A transpose with a column-major result.

@@ -18,7 +18,9 @@ void NarrowBaseline(const float* x, F16* y, int64_t n) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// Rounding to nearest even whatever MXCSR's rounding field says, as ToF16.
+// Rounding to nearest even whatever MXCSR's rounding field says. (ToF16
+// rounds a subnormal result with a float add, which follows that field:
+// the two agree in the round-to-nearest mode every execution runs in.)
 constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 // The zero-masked forms with every lane kept: the unmasked ones start from
 // an undefined vector, which GCC 12 warns may be used uninitialised.

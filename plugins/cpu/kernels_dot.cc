@@ -127,11 +127,14 @@ void PackRows(const void* source, float* packed, const Packing& p, int64_t begin
   PackRowsBy<T>(source, packed, p, begin, end, [](T v) { return ToFloat(v); });
 }
 
-// f16 rows whose elements are consecutive widen with the CPU's conversion
-// instructions (f16_conversions.h); others element by element.
+// f16 rows of at least a vector of consecutive elements widen with the
+// CPU's conversion instructions (f16_conversions.h); others element by
+// element (a shorter row would go through their padded tail copy).
 template <>
 void PackRows<F16>(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end) {
-  if (p.strides.back() != 1) return PackRowsBy<F16>(source, packed, p, begin, end, [](F16 v) { return ToFloat(v); });
+  if (p.strides.back() != 1 || p.cols < 16) {
+    return PackRowsBy<F16>(source, packed, p, begin, end, [](F16 v) { return ToFloat(v); });
+  }
   const F16* x = static_cast<const F16*>(source);
   const size_t last = p.dims.size() - 1;
   for (int64_t row = begin; row < end; ++row) {

@@ -994,7 +994,7 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
             uniform[op.out] = row + (t / op.broadcast.inner) % op.broadcast.size;
             continue;
           }
-          uniform[op.out] = nullptr;
+          if (op.out >= 0) uniform[op.out] = nullptr;
           const int64_t at = t % op.broadcast.size;
           if (op.broadcast.inner == 1 && op.broadcast.size > 1 && at + len <= op.broadcast.size) {
             view[op.out] = row + at;  // the tile lies in one run of the row
