@@ -207,7 +207,25 @@ anvil_plugin_error* CompileModule(anvil_plugin_context* context, std::unique_ptr
   exe->layouts = std::move(layouts);
   exe->options = options;
   HostSpan span(context->executor, "cpu: plan");
-  auto plan = anvil::cpu::BuildPlan(*exe->module, exe->layouts.get(), &context->parallel);
+  // The plan's phases as spans of their own inside it.
+  class TracedPhases final : public anvil::cpu::PlanPhases {
+   public:
+    explicit TracedPhases(const anvil_plugin_host_executor& host) : host_(host) {}
+    void Begin(const char* phase) override {
+      phase_ = phase;
+      begin_ = host_.trace_span ? MonotonicNs() : 0;
+    }
+    void End() override {
+      if (host_.trace_span) host_.trace_span(host_.tracer, phase_, nullptr, begin_, MonotonicNs());
+    }
+
+   private:
+    const anvil_plugin_host_executor& host_;
+    const char* phase_ = "";
+    uint64_t begin_ = 0;
+  } phases(context->executor);
+  auto plan = anvil::cpu::BuildPlan(*exe->module, exe->layouts.get(), &context->parallel,
+                                    context->executor.trace_span ? &phases : nullptr);
   if (!plan.ok()) return FromStatus(plan.status());
   exe->plan = std::move(plan).value();
   // A plan whose live buffers cannot fit in this host is refused now, before

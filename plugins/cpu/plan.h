@@ -94,12 +94,23 @@ struct Plan {
 
 class ConvLayoutBook;
 
+// Where a plan's build spends its time, for traces: BuildPlan marks its
+// phases in turn ("cpu: plan fusion", "cpu: plan buffers", "cpu: plan
+// kernels", "cpu: plan steps"), each Begin followed by its End.
+class PlanPhases {
+ public:
+  virtual ~PlanPhases() = default;
+  virtual void Begin(const char* phase) = 0;
+  virtual void End() = 0;
+};
+
 // Compiles the canonical module's entry into a plan. `layouts` (optional)
 // gives oneDNN's choices for convolutions a compile described before (a
 // load from the compile cache), and receives those it describes now.
 // `parallel` (optional): the steps' kernels are built on its host threads.
+// `phases` (optional) is told of each phase of the entry's build.
 hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts = nullptr,
-                                                const Parallel* parallel = nullptr);
+                                                const Parallel* parallel = nullptr, PlanPhases* phases = nullptr);
 // Compiles a computation a loop runs: its parameter's array leaves are the
 // plan's parameters, in order, and its root's leaves its outputs.
 hlo::StatusOr<std::unique_ptr<Plan>> BuildNestedPlan(const hlo::Computation& computation, ConvLayoutBook* layouts);

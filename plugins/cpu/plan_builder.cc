@@ -140,8 +140,9 @@ class Builder {
   // `nested`: a computation a while loop runs, whose one parameter may be a
   // tuple (its leaves become parameters 0, 1, ... in order). `parallel`
   // (may be null) builds the steps' kernels on the host threads at once.
-  Builder(const hlo::Computation& entry, bool nested, ConvLayoutBook* layouts, const Parallel* parallel = nullptr)
-      : entry_(entry), nested_(nested), layouts_(layouts), parallel_(parallel) {}
+  Builder(const hlo::Computation& entry, bool nested, ConvLayoutBook* layouts, const Parallel* parallel = nullptr,
+          PlanPhases* phases = nullptr)
+      : entry_(entry), nested_(nested), layouts_(layouts), parallel_(parallel), phases_(phases) {}
   hlo::StatusOr<std::unique_ptr<Plan>> Build();
 
  private:
@@ -158,6 +159,23 @@ class Builder {
   const bool nested_;
   ConvLayoutBook* const layouts_;  // may be null
   const Parallel* const parallel_;  // may be null
+  PlanPhases* const phases_;        // may be null
+  // The phase of the build now running (PlanPhases), ended by the next.
+  void Phase(const char* name) {
+    if (!phases_) return;
+    if (in_phase_) phases_->End();
+    phases_->Begin(name);
+    in_phase_ = true;
+  }
+  bool in_phase_ = false;
+  // Ends the last phase however Build returns.
+  struct PhasesEnd {
+    Builder* builder;
+    ~PhasesEnd() {
+      if (builder->phases_ && builder->in_phase_) builder->phases_->End();
+      builder->in_phase_ = false;
+    }
+  };
   int64_t next_parameter_ = 0;  // leaves of a nested computation's tuple parameter
   // A value for a parameter of `shape`, its array leaves parameter slots.
   int ParameterValue(const hlo::Shape& shape);
@@ -363,6 +381,8 @@ void Builder::MarkOutputsThatMayAliasTheirParameters(const FusionPlan& fusion, c
 
 hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   const auto& instructions = entry_.instructions;
+  const PhasesEnd phases_end{this};
+  Phase("cpu: plan fusion");
   // Fusion first: a fused instruction gets no value of its own; its group's
   // root computes it in its loop, so what it reads must live until then.
   std::vector<const Instruction*> stored;
@@ -404,6 +424,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   for (size_t c = 0; c < chains.size(); ++c) {
     for (size_t s : chains[c].steps) chain_of[s] = static_cast<int>(c);
   }
+  Phase("cpu: plan buffers");
   // Pass 1: values, aliases and buffer lifetimes, step by step.
   std::vector<std::vector<int>> operand_values(instructions.size());
   std::vector<int> result_value(instructions.size(), -1);
@@ -813,6 +834,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
     DistinctOperands(i, in, inputs, input_slots);
     return FusedLoopRows({&i}, inputs, input_slots, out, row, stream);
   };
+  Phase("cpu: plan kernels");
   std::vector<BuiltStep> built(instructions.size());
   const std::string* const module_name = planned_module;
   auto build_steps = [&](int64_t begin, int64_t end) {
@@ -841,6 +863,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
   } else {
     build_steps(0, static_cast<int64_t>(instructions.size()));
   }
+  Phase("cpu: plan steps");
   // A chain runs as one step when each of its steps has its rows' work and
   // no temporaries (they would share the temp region); otherwise its steps
   // run one after another, as any others.
@@ -913,10 +936,10 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
 }  // namespace
 
 hlo::StatusOr<std::unique_ptr<Plan>> BuildPlan(const hlo::Module& module, ConvLayoutBook* layouts,
-                                                const Parallel* parallel) {
+                                                const Parallel* parallel, PlanPhases* phases) {
   if (!module.entry) return hlo::InvalidArgument("module has no entry computation");
   planned_module = &module.name;
-  Builder builder(*module.entry, /*nested=*/false, layouts, parallel);
+  Builder builder(*module.entry, /*nested=*/false, layouts, parallel, phases);
   auto plan = builder.Build();
   planned_module = nullptr;
   return plan;

@@ -83,6 +83,9 @@ TEST(CpuTrace, AnvilTraceWritesCompileTransferExecuteAndKernelSpans) {
   EXPECT_EQ(Count(events, "e", "execute", "execute"), 1);
   // The plugin's own spans: its compile phases and one per kernel it ran.
   EXPECT_EQ(Count(events, "X", "kernel", "cpu: plan"), 1);
+  for (const char* phase : {"cpu: plan fusion", "cpu: plan buffers", "cpu: plan kernels", "cpu: plan steps"}) {
+    EXPECT_EQ(Count(events, "X", "kernel", phase), 1) << phase;
+  }
   EXPECT_EQ(Count(events, "X", "kernel", "sort"), 1);
   EXPECT_GE(Count(events, "X", "kernel", ""), 3);
   // Every thread that recorded a span is named.
