@@ -88,6 +88,15 @@ void SplitSgemm(const Parallel& parallel, char transa, char transb, int64_t batc
 struct Packing {
   std::vector<int64_t> dims, strides;
   int64_t rows = 1, cols = 1;  // the product of all dimensions but the last, and the last
+  // Where packed row `row` starts in the operand, in elements.
+  int64_t RowOffset(int64_t row) const {
+    int64_t offset = 0;
+    for (size_t d = dims.size() - 1; d-- > 0;) {
+      offset += (row % dims[d]) * strides[d];
+      row /= dims[d];
+    }
+    return offset;
+  }
 };
 
 Packing MakePacking(const hlo::Shape& shape, const std::vector<int64_t>& order) {
@@ -109,14 +118,9 @@ Packing MakePacking(const hlo::Shape& shape, const std::vector<int64_t>& order) 
 template <typename T, typename Widen>
 void PackRowsBy(const void* source, float* packed, const Packing& p, int64_t begin, int64_t end, Widen widen) {
   const T* x = static_cast<const T*>(source);
-  const size_t last = p.dims.size() - 1;
-  const int64_t step = p.strides[last];
+  const int64_t step = p.strides.back();
   for (int64_t row = begin; row < end; ++row) {
-    int64_t rest = row, offset = 0;
-    for (size_t d = last; d-- > 0;) {
-      offset += (rest % p.dims[d]) * p.strides[d];
-      rest /= p.dims[d];
-    }
+    const int64_t offset = p.RowOffset(row);
     float* out = packed + row * p.cols;
     for (int64_t j = 0; j < p.cols; ++j) out[j] = widen(x[offset + j * step]);
   }
@@ -136,15 +140,7 @@ void PackRows<F16>(const void* source, float* packed, const Packing& p, int64_t 
     return PackRowsBy<F16>(source, packed, p, begin, end, [](F16 v) { return ToFloat(v); });
   }
   const F16* x = static_cast<const F16*>(source);
-  const size_t last = p.dims.size() - 1;
-  for (int64_t row = begin; row < end; ++row) {
-    int64_t rest = row, offset = 0;
-    for (size_t d = last; d-- > 0;) {
-      offset += (rest % p.dims[d]) * p.strides[d];
-      rest /= p.dims[d];
-    }
-    WidenF16(x + offset, packed + row * p.cols, p.cols);
-  }
+  for (int64_t row = begin; row < end; ++row) WidenF16(x + p.RowOffset(row), packed + row * p.cols, p.cols);
 }
 
 // Whether `t` is an 8-bit float (the f8 family): exact in f32, decoded by
@@ -293,15 +289,11 @@ T ReadAs(const void* p, ElementType t, int64_t e) {
 
 template <typename T>
 void PackAs(const void* source, ElementType type, T* packed, const Packing& p, int64_t begin, int64_t end) {
-  const size_t last = p.dims.size() - 1;
+  const int64_t step = p.strides.back();
   for (int64_t row = begin; row < end; ++row) {
-    int64_t rest = row, offset = 0;
-    for (size_t d = last; d-- > 0;) {
-      offset += (rest % p.dims[d]) * p.strides[d];
-      rest /= p.dims[d];
-    }
+    const int64_t offset = p.RowOffset(row);
     T* out = packed + row * p.cols;
-    for (int64_t j = 0; j < p.cols; ++j) out[j] = ReadAs<T>(source, type, offset + j * p.strides[last]);
+    for (int64_t j = 0; j < p.cols; ++j) out[j] = ReadAs<T>(source, type, offset + j * step);
   }
 }
 
