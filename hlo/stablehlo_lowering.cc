@@ -1294,7 +1294,10 @@ Status Lowering::LowerOp(const Op& op, Scope& scope, Computation& c) {
   }
 
   if (name == "rng_bit_generator") {
+    // The pretty form's `algorithm = THREE_FRY`; bytecode (VHLO) and the
+    // generic form name it rng_algorithm.
     const Attr* algorithm = op.FindAttr("algorithm");
+    if (!algorithm) algorithm = op.FindAttr("rng_algorithm");
     std::string word = algorithm ? Lower(EnumWord(*algorithm)) : "default";
     return bind(emit_multi(Opcode::kRngBitGenerator, operands, {{"algorithm", "rng_" + word}}));
   }

@@ -36,6 +36,38 @@ func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
   EXPECT_EQ(pretty->entry->root->FindAttribute("dimensions")->value, "{1,0}");
 }
 
+// The pretty form writes `algorithm = THREE_FRY`; the generic form and
+// VHLO bytecode (what JAX sends a PJRT plugin) name the attribute
+// rng_algorithm. Both must reach the HLO attribute, or the draws silently
+// come from the default algorithm.
+TEST(StableHloParser, RngBitGeneratorAlgorithmFromEitherSpelling) {
+  const char* const kWords[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
+  const char* const kHlo[] = {"rng_default", "rng_three_fry", "rng_philox"};
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE(kWords[k]);
+    auto pretty = ParseOne(std::string(R"(
+func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>) {
+  %0, %1 = stablehlo.rng_bit_generator %s, algorithm = )") + kWords[k] + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+  return %0, %1 : tensor<2xui64>, tensor<4xui32>
+})");
+    auto generic = ParseOne(std::string(R"(
+func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>) {
+  %0:2 = "stablehlo.rng_bit_generator"(%s) {rng_algorithm = #stablehlo<rng_algorithm )") + kWords[k] + R"(>} : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+  "func.return"(%0#0, %0#1) : (tensor<2xui64>, tensor<4xui32>) -> ()
+})");
+    ASSERT_TRUE(pretty && generic);
+    for (const Module* m : {pretty.get(), generic.get()}) {
+      const Instruction* rng = nullptr;
+      for (const auto& i : m->entry->instructions) {
+        if (i->opcode == Opcode::kRngBitGenerator) rng = i.get();
+      }
+      ASSERT_NE(rng, nullptr);
+      ASSERT_NE(rng->FindAttribute("algorithm"), nullptr);
+      EXPECT_EQ(rng->FindAttribute("algorithm")->value, kHlo[k]);
+    }
+  }
+}
+
 TEST(StableHloParser, ReduceWithAppliesAndRegion) {
   auto m = ParseOne(R"(
 func.func @main(%x: tensor<4x5xi32>) -> (tensor<5xi32>, tensor<4xi32>) {
