@@ -99,11 +99,13 @@ TileFn TileFunction(const Instruction& m, int scalars) {
   return baseline::TileFunction(m, scalars);
 }
 
-// The op that loads bf16 `m` (an input of the group, or a broadcast of a
-// bf16 scalar) widened to f32, and the one that narrows a bf16 root's
-// register into the result.
-TileFn TileFunctionWidening(const Instruction& m) {
-  const bool splat = m.opcode == Opcode::kBroadcast;
+// The op that loads a bf16 array the group reads (`splat` false) or fills
+// a tile with a bf16 scalar (`splat`: a broadcast of one the group fuses)
+// widened to f32, and the one that narrows a bf16 root's register into the
+// result. Which one is the caller's to say: an input computed by another
+// step may itself be a broadcast (of a bf16 row, stored), and is an array
+// in memory like any other.
+TileFn TileFunctionWidening(bool splat) {
 #ifdef ANVIL_HAVE_WIDE_TILES
   if (HostTileIsa() == Isa::kAvx512) return splat ? &avx512::SplatBf16Tile : &avx512::WidenBf16Tile;
   if (HostTileIsa() == Isa::kAvx2) return splat ? &avx2::SplatBf16Tile : &avx2::WidenBf16Tile;
@@ -1190,7 +1192,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     FusedOp op;
     op.out = k + 1 == tiled.size() && !narrows_root ? -1 : allocation.RegisterOf(&m);
     if (!member_map.Find(&m)) {  // a bf16 input, loaded
-      op.fn = TileFunctionWidening(m);
+      op.fn = TileFunctionWidening(/*splat=*/false);
       op.a = input_index(&m);
       ops.push_back(op);
       continue;
@@ -1213,7 +1215,7 @@ std::shared_ptr<TiledLoop> MakeTiledLoop(const std::vector<const Instruction*>& 
     if (auto run = FusedBroadcastRun(m)) {
       op.a = operand(m.operands[0]);
       if (IsBf16(&m) || IsPred(&m) || IsEightBytes(&m)) {  // a bf16 scalar, widened; a pred's byte; 8 bytes
-        op.fn = IsPred(&m) ? &SplatByteTile : IsEightBytes(&m) ? &Splat8Tile : TileFunctionWidening(m);
+        op.fn = IsPred(&m) ? &SplatByteTile : IsEightBytes(&m) ? &Splat8Tile : TileFunctionWidening(/*splat=*/true);
         op.scalars = 1;
         ops.push_back(op);
         continue;
