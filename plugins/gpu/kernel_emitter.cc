@@ -28,6 +28,19 @@ int64_t Product(const std::vector<int64_t>& dims) {
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// The most elements one invocation of a tree reduction reads (Reduce).
+constexpr int64_t kTreeReads = 1024;
+
+// The element type whose storage holds a register of `t`'s exactly: a
+// partial result kept in scratch between two passes, unrounded.
+ElementType RegisterElementType(ElementType t) {
+  const std::string reg = RegisterType(t);
+  if (reg == "float") return ElementType::kF32;
+  if (reg == "int") return ElementType::kS32;
+  if (reg == "uint") return ElementType::kU32;
+  return t;  // bool (pred), 64-bit integers, double and complex store as they are
+}
+
 // Array leaves of a shape, in order.
 void Leaves(const hlo::Shape& s, std::vector<hlo::Shape>& out) {
   if (s.IsTuple()) {
@@ -426,16 +439,50 @@ class Emitter {
       if (!wide_sum) {
         functions_ += T + " " + fn + "_value(" + T + " a, " + T + " b) { " + T + " r; " + fn + "(a, b, r); return r; }\n";
       }
+      const int64_t wg = o_.workgroup_size;
+      // Each invocation reads at most kTreeReads elements; a longer
+      // reduction is cut into `parts` slices, one workgroup's each, whose
+      // results a second pass combines. Besides spreading a long sum over
+      // the whole device, that bounds every invocation's loop: lavapipe
+      // ends any invocation's loops after 65535 iterations in all, and a
+      // 16M-element sum, 262144 per invocation, came out as 131070.
+      const int64_t parts = std::max<int64_t>(1, (reduced_count + wg * kTreeReads - 1) / (wg * kTreeReads));
+      const int64_t slice = (reduced_count + parts - 1) / parts;
+      const std::string first = parts > 1 ? "part * " + U(slice) : "0u";
+      const std::string end = parts > 1 ? "min(part * " + U(slice) + " + " + U(slice) + ", " + U(reduced_count) + ")"
+                                        : U(reduced_count);
       body += "    uint lid = " + d_.LocalIndex() + ";\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
-      body += "    for (uint r = lid; r < " + U(reduced_count) + "; r += " + U(o_.workgroup_size) + ") {\n";
+      body += "    for (uint r = " + first + " + lid; r < " + end + "; r += " + U(wg) + ") {\n";
       body += "      " + T + " x = " + T + "(" + Read(r.operands[0], index) + ");\n";
       body += "      acc = have ? " + combine("acc", "x") + " : x;\n      have = true;\n    }\n";
       body += TreeCombine(T, "acc", "have", combine("$A", "$B"));
-      body += "    if (lid == 0u) {\n";
-      body += "      " + T + " init = " + T + "(" + Read(r.operands[1], "0u") + ");\n";
-      body += "      " + T + " total = have ? " + combine("init", "acc") + " : init;\n";
-      body += "      " + Store(0, "o", wide_sum ? "float(total)" : "total") + "\n    }\n";
-      return Finish({{GroupLoop("o", kept_count, body), static_cast<uint64_t>(kept_count) * o_.workgroup_size}});
+      std::string finish = "    if (lid == 0u) {\n";
+      finish += "      " + T + " init = " + T + "(" + Read(r.operands[1], "0u") + ");\n";
+      finish += "      " + T + " total = have ? " + combine("init", "acc") + " : init;\n";
+      finish += "      " + Store(0, "o", wide_sum ? "float(total)" : "total") + "\n    }\n";
+      if (parts == 1) {
+        return Finish({{GroupLoop("o", kept_count, body + finish), static_cast<uint64_t>(kept_count) * wg}});
+      }
+      // Pass 1: workgroup g takes slice g % parts of output g / parts and
+      // leaves its result, if it read anything, in the scratch partials.
+      const ElementType partial_t = wide_sum ? ElementType::kF64 : RegisterElementType(r.operands[0]->shape.element_type());
+      const int64_t partials = kept_count * parts;
+      result_.scratch_bytes = {static_cast<uint64_t>(partials * hlo::Info(partial_t).byte_size),
+                               static_cast<uint64_t>(partials * 4)};
+      const std::string value_at = ScratchAt(0, partial_t, "g"), have_at = ScratchAt(1, ElementType::kU32, "g");
+      std::string slices = "    uint o = g / " + U(parts) + ", part = g % " + U(parts) + ";\n" + body;
+      slices += "    if (lid == 0u) {\n      " + value_at + " = " + StoreExpr(partial_t, "acc") + ";\n      " + have_at +
+                " = have ? 1u : 0u;\n    }\n";
+      // Pass 2: output o's partials, combined in the same tree.
+      std::string combined = "    uint lid = " + d_.LocalIndex() + ";\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
+      combined += "    for (uint p = lid; p < " + U(parts) + "; p += " + U(wg) + ") {\n";
+      combined += "      uint g = o * " + U(parts) + " + p;\n";
+      combined += "      if (" + have_at + " == 0u) continue;\n";
+      combined += "      " + T + " x = " + T + "(" + LoadExpr(partial_t, value_at) + ");\n";
+      combined += "      acc = have ? " + combine("acc", "x") + " : x;\n      have = true;\n    }\n";
+      combined += TreeCombine(T, "acc", "have", combine("$A", "$B")) + finish;
+      return Finish({{GroupLoop("g", partials, slices), static_cast<uint64_t>(partials) * wg},
+                     {GroupLoop("o", kept_count, combined), static_cast<uint64_t>(kept_count) * wg}});
     }
     if (wide_sum) {
       body += "    double acc0 = double(" + Read(r.operands[1], "0u") + ");\n";
@@ -872,6 +919,12 @@ class Emitter {
     if (!unit) body += complex ? "      s = cdiv(s, " + M("i", "i") + ");\n" : "      s = s / " + M("i", "i") + ";\n";
     body += "      " + Store(0, x_at, Normalize(t, "s")) + "\n    }\n";
     return Finish({{GridLoop("sys", systems, body), static_cast<uint64_t>(systems)}});
+  }
+
+  // Element `index` of scratch buffer k (after the inputs and outputs),
+  // whose elements are of type `t`.
+  std::string ScratchAt(size_t k, ElementType t, const std::string& index) {
+    return At(static_cast<int>(k_.inputs.size() + result_.outputs.size() + k), t, index);
   }
 
   // Scratch buffer k of the kernel (after the inputs and outputs), as
