@@ -30,6 +30,9 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 
 // The most elements one invocation of a tree reduction reads (Reduce).
 constexpr int64_t kTreeReads = 1024;
+// The most steps of a serial loop one pass runs (Scatter): lavapipe ends
+// an invocation's loops after 65535 iterations in all.
+constexpr int64_t kSerialSteps = 32768;
 
 // The element type whose storage holds a register of `t`'s exactly: a
 // partial result kept in scratch between two passes, unrounded.
@@ -792,8 +795,24 @@ class Emitter {
     for (int64_t extent : in) wide |= extent > int64_t{1} << 30;
     const std::string IT = wide ? "int64_t" : "int", L = wide ? "l" : "";
     std::vector<std::string> ri(rank, "0" + L);
+    // One invocation applies the updates in order. More than kSerialSteps
+    // of them take several passes of kSerialSteps each, the same module
+    // run again, each starting where a counter in scratch says the last
+    // one stopped: lavapipe ends an invocation's loops after 65535
+    // iterations in all, and a scatter of 70000 updates applied 65535.
+    const int64_t updates = Product(up);
+    const int64_t passes = std::max<int64_t>(1, (updates + kSerialSteps - 1) / kSerialSteps);
     std::string body = "  if (" + d_.GlobalIndex() + " != 0u) return;\n";
-    body += "  for (uint k = 0u; k < " + U(Product(up)) + "; ++k) {\n";
+    std::string counter;
+    if (passes > 1) {
+      result_.scratch_bytes = {4};
+      counter = ScratchAt(0, ElementType::kU32, "0u");
+      body += "  uint k0 = " + counter + ", k1 = min(k0 + " + U(kSerialSteps) + ", " + U(updates) + ");\n";
+      body += "  " + counter + " = k1;\n";
+      body += "  for (uint k = k0; k < k1; ++k) {\n";
+    } else {
+      body += "  for (uint k = 0u; k < " + U(updates) + "; ++k) {\n";
+    }
     for (size_t c = 0; c < to_operand.size(); ++c) {
       std::vector<std::string> at;
       size_t s = 0;
@@ -828,7 +847,11 @@ class Emitter {
     body += "    " + call + ";\n";
     for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "at", "n" + std::to_string(v)) + "\n";
     body += "  }\n";
-    return Finish({{GridLoop("i", count, copy), count}, {body, 1}});
+    std::string first = GridLoop("i", count, copy);
+    if (passes > 1) first = "  if (" + d_.GlobalIndex() + " == 0u) " + counter + " = 0u;\n" + first;
+    std::vector<std::pair<std::string, uint64_t>> all = {{first, std::max<int64_t>(count, 1)}};
+    for (int64_t p = 0; p < passes; ++p) all.push_back({body, 1});
+    return Finish(std::move(all));
   }
 
   // Pass 1 copies the operands; pass 2 sorts each row in place, one
