@@ -33,6 +33,9 @@ constexpr int64_t kTreeReads = 1024;
 // The most steps of a serial loop one pass runs (Scatter): lavapipe ends
 // an invocation's loops after 65535 iterations in all.
 constexpr int64_t kSerialSteps = 32768;
+// The longest row Sort sorts by insertion (at most 32640 compares in its
+// one invocation); longer ones take LongSort's network.
+constexpr int64_t kInsertionRow = 256;
 
 // The element type whose storage holds a register of `t`'s exactly: a
 // partial result kept in scratch between two passes, unrounded.
@@ -855,8 +858,13 @@ class Emitter {
   }
 
   // Pass 1 copies the operands; pass 2 sorts each row in place, one
-  // invocation per row, by stable insertion.
+  // invocation per row, by stable insertion. Rows longer than
+  // kInsertionRow go through a sorting network instead (LongSort).
   hlo::StatusOr<KernelSource> Sort() {
+    {
+      ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(*k_.root, "dimensions"));
+      if (k_.root->operands[0]->shape.dim(static_cast<int>(dims.at(0))) > kInsertionRow) return LongSort();
+    }
     const Instruction& r = *k_.root;
     const size_t n = r.operands.size();
     ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(r, "dimensions"));
@@ -893,6 +901,88 @@ class Emitter {
     body += "    }\n";
     const int64_t row_count = Product(rows);
     return Finish({{GridLoop("i", count, copy), count}, {GridLoop("row", row_count, body), row_count}});
+  }
+
+  // Long rows: a bitonic network over the row padded to a power of two
+  // (positions past its end count as greater than every element, so a
+  // compare with one is skipped), in the form whose every compare puts the
+  // lesser element first: in stage k (2, 4, ..., P) the first step pairs
+  // each position of a block of k with its mirror in the block, the later
+  // ones positions j = k/4, ..., 1 apart. Each element carries its place in
+  // the row (scratch), and of two the comparator cannot order the one from
+  // the earlier place comes first, so the sort is stable as insertion's.
+  // Every step is one pass of the same module, with k and j in scratch,
+  // and a one-invocation pass between steps moves them on: two modules in
+  // all, log2(P) (log2(P) + 1) / 2 steps, and no invocation loops more
+  // than its share of the row's pairs (lavapipe ends an invocation's loops
+  // after 65535 iterations, and insertion needs about L^2 / 4 of them).
+  hlo::StatusOr<KernelSource> LongSort() {
+    const Instruction& r = *k_.root;
+    const size_t n = r.operands.size();
+    ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(r, "dimensions"));
+    const int dim = static_cast<int>(dims.at(0));
+    ANVIL_ASSIGN_OR_RETURN(std::string cmp, Combiner(*r.called_computations.at(0)));
+    const auto& shape = r.operands[0]->shape.dims();
+    const int64_t count = Product(shape);
+    const int64_t length = shape[dim];
+    int64_t stride = 1;
+    for (int d = dim + 1; d < static_cast<int>(shape.size()); ++d) stride *= shape[d];
+    std::vector<int64_t> rows = shape;
+    rows[dim] = 1;
+    const int64_t row_count = Product(rows);
+    int64_t padded = 1, steps = 0;
+    for (int p = 1; padded < length; ++p) {
+      padded *= 2;
+      steps += p;
+    }
+    result_.scratch_bytes = {8, static_cast<uint64_t>(count) * 4};
+    const std::string k_at = ScratchAt(0, ElementType::kU32, "0u"), j_at = ScratchAt(0, ElementType::kU32, "1u");
+    auto place = [&](const std::string& at) { return ScratchAt(1, ElementType::kU32, at); };
+    // Pass 1: the operands copied, each element's place noted, stage 2.
+    std::string copy;
+    for (size_t v = 0; v < n; ++v) copy += "    " + Store(v, "i", Read(r.operands[v], "i")) + "\n";
+    copy += "    " + place("i") + " = (i / " + U(stride) + ") % " + U(length) + ";\n";
+    const std::string first = "  if (" + d_.GlobalIndex() + " == 0u) { " + k_at + " = 2u; " + j_at + " = 1u; }\n" +
+                              GridLoop("i", count, copy);
+    // A step: pair q of row `row` compared and, if out of order, swapped.
+    const auto rc = hlo::CoordinatesOf("row", rows);
+    const int64_t pairs = row_count * (padded / 2);
+    std::string step = "    uint k = " + k_at + ", j = " + j_at + ";\n";
+    step += "    uint row = g / " + U(padded / 2) + ", q = g % " + U(padded / 2) + ";\n";
+    step += "    uint a, b;\n";
+    step += "    if (j == k / 2u) { a = q / j * k + q % j; b = q / j * k + k - 1u - q % j; }\n";
+    step += "    else { a = q / j * 2u * j + q % j; b = a + j; }\n";
+    step += "    if (b >= " + U(length) + ") continue;\n";
+    step += "    uint base = " + hlo::LinearIndexOf(rc, shape) + ";\n";
+    step += "    uint at_a = base + a * " + U(stride) + ", at_b = base + b * " + U(stride) + ";\n";
+    auto call = [&](const std::string& x, const std::string& y, const std::string& out) {
+      std::string c = cmp + "(";
+      for (size_t v = 0; v < n; ++v) c += x + std::to_string(v) + ", " + y + std::to_string(v) + ", ";
+      return c + out + ");\n";
+    };
+    for (size_t v = 0; v < n; ++v) {
+      const ElementType t = result_.outputs[v].element_type();
+      step += "    " + RegisterType(t) + " a" + std::to_string(v) + " = " + LoadExpr(t, Out(v, "at_a")) + ";\n";
+      step += "    " + RegisterType(t) + " b" + std::to_string(v) + " = " + LoadExpr(t, Out(v, "at_b")) + ";\n";
+    }
+    step += "    bool b_first, a_first;\n    " + call("b", "a", "b_first") + "    " + call("a", "b", "a_first");
+    step += "    if (!(b_first || (!a_first && " + place("at_b") + " < " + place("at_a") + "))) continue;\n";
+    for (size_t v = 0; v < n; ++v) {
+      step += "    " + Store(v, "at_a", "b" + std::to_string(v)) + "\n    " + Store(v, "at_b", "a" + std::to_string(v)) + "\n";
+    }
+    step += "    uint place_a = " + place("at_a") + ";\n    " + place("at_a") + " = " + place("at_b") + ";\n    " +
+            place("at_b") + " = place_a;\n";
+    // Between steps: the next j, or the next stage.
+    const std::string advance = "  if (" + d_.GlobalIndex() + " != 0u) return;\n  if (" + j_at + " > 1u) { " + j_at +
+                                " = " + j_at + " / 2u; } else { " + k_at + " = " + k_at + " * 2u; " + j_at + " = " +
+                                k_at + " / 2u; }\n";
+    std::vector<std::pair<std::string, uint64_t>> passes = {{first, static_cast<uint64_t>(count)}};
+    const std::string step_pass = GridLoop("g", pairs, step);
+    for (int64_t s = 0; s < steps; ++s) {
+      passes.push_back({step_pass, static_cast<uint64_t>(pairs)});
+      if (s + 1 < steps) passes.push_back({advance, 1});
+    }
+    return Finish(std::move(passes));
   }
 
   // op(a) x = b (left side) or x op(a) = b, one invocation per column (or
