@@ -101,6 +101,13 @@ def initialize() -> None:
     except (ImportError, AttributeError) as e:  # another jax's internals: run without them
         warnings.warn(f"anvil_jax: eigh and svd are not available on Anvil with this jax ({e})", RuntimeWarning,
                       stacklevel=2)
+    try:
+        from . import scatter_windows
+
+        scatter_windows.register(mlir, PLATFORM)
+    except (ImportError, AttributeError) as e:
+        warnings.warn(f"anvil_jax: scatters in FILL_OR_DROP mode write the in-bounds part of a window that hangs "
+                      f"over an edge with this jax ({e})", RuntimeWarning, stacklevel=2)
 
 
 def _register_linalg_lowerings(mlir) -> None:

@@ -73,3 +73,30 @@ def test_bf16_layer_norm_reads_stored_row_broadcasts():
     x = R.standard_normal((4, 5)).astype(jnp.bfloat16)
     check(lambda x: (x - x.mean(-1, keepdims=True)) / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5), x,
           rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("op", ["scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"])
+def test_scatter_drop_mode_drops_windows_hanging_over_an_edge(op):
+    # JAX's FILL_OR_DROP (lax.scatter*'s default mode) drops a window whole
+    # when any part of it is out of bounds, as XLA does; Anvil's scatter
+    # skips out-of-bounds elements one by one (the StableHLO spec), so
+    # anvil_jax moves such windows wholly out of bounds first. Windows of
+    # 2 x 3 into f32[5, 6]: in bounds, over the last row, over the last
+    # column, from a negative start, and far out.
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(),
+                                     scatter_dims_to_operand_dims=(0, 1))
+    fn = getattr(lax, op)
+    operand = R.standard_normal((5, 6)).astype(np.float32)
+    indices = np.array([[1, 2], [4, 0], [0, 4], [-1, 1], [9, 9], [3, 3]], np.int32)
+    updates = R.standard_normal((6, 2, 3)).astype(np.float32)
+    got = check(lambda x, i, u: fn(x, i, u, dn, mode="drop"), operand, indices, updates, rtol=1e-6, atol=1e-6)
+    # The windows at [1, 2] and [3, 3] land, and nothing else changes.
+    touched = np.zeros((5, 6), bool)
+    touched[1:3, 2:5] = touched[3:5, 3:6] = True
+    np.testing.assert_array_equal(np.asarray(got)[~touched], operand[~touched])
+
+
+def test_scatter_clip_mode_is_unchanged():
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
+    check(lambda x, i, u: lax.scatter_add(x, i, u, dn, mode="clip"), np.zeros(4, np.float32),
+          np.array([[3], [-2]], np.int32), np.array([[10.0, 20.0], [1.0, 2.0]], np.float32))
