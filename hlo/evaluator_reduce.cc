@@ -60,8 +60,11 @@ StatusOr<Literal> ReduceFloats(Opcode op, const Literal& in, const Literal& init
     switch (op) {
       // f32 sums are exact in double up to 2^29 terms of similar size: the
       // oracle carries them in double and rounds once, the most accurate
-      // of the orders the spec allows. Narrower floats round per step.
-      case Opcode::kAdd: a = t == ElementType::kF32 ? a + x : RoundTo(t, a + x); break;
+      // of the orders the spec allows. So are bf16, f16 and f8 sums, as
+      // XLA's CPU backend, which computes those types in f32, gives them:
+      // rounded at every step, a bf16 sum stops growing once its terms fall
+      // below half its last place (300 halves summed to 128, not 150).
+      case Opcode::kAdd: a = a + x; break;
       case Opcode::kMultiply: a = RoundTo(t, a * x); break;
       case Opcode::kMaximum:
         a = std::isnan(a) || std::isnan(x) ? std::nan("") : (a == 0 && x == 0 ? (std::signbit(a) ? x : a) : std::max(a, x));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hlo/attributes.h"
+#include "hlo/element_type.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/column_sums.h"
 #include "plugins/cpu/combine_run.h"
@@ -339,11 +340,48 @@ Kernel ReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd
   return kernel;
 }
 
-// bf16 and f16 reductions round every step, as the evaluator's bf16 and
-// f16 arithmetic does: each step in f32, rounded once (reducers.h's ops).
+// bf16 and f16 sums carry a double and round once, as f32 sums do and as
+// the evaluator's do (XLA's CPU backend computes these types in f32):
+// rounded at every step, a sum stops growing once its terms fall below
+// half its last place. Each output adds its terms in the evaluator's order,
+// so the two give the same bits; outputs are spread over the threads.
+template <typename N>
+Kernel NarrowSum(ElementType t, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
+                 std::vector<int64_t> rd, std::vector<int64_t> rs) {
+  const hlo::FloatFormat format = *hlo::Info(t).float_format;
+  int64_t outputs = 1, inner = 1;
+  for (int64_t d : kd) outputs *= d;
+  for (int64_t d : rd) inner *= d;
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, inner));
+  return [=](const Frame& frame) {
+    const N* x = static_cast<const N*>(frame.At(in));
+    const double start = ToFloat(*static_cast<const N*>(frame.At(init)));
+    N* y = static_cast<N*>(frame.At(out));
+    frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        int64_t base = 0;
+        for (int64_t d = static_cast<int64_t>(kd.size()) - 1, rest = o; d >= 0; --d) {
+          base += (rest % kd[d]) * ks[d];
+          rest /= kd[d];
+        }
+        double acc = start;
+        ReducedWalk walk(rd, rs);
+        for (int64_t k = 0; k < inner; ++k, walk.Next()) acc += ToFloat(x[base + walk.offset()]);
+        y[o] = N{static_cast<uint16_t>(hlo::EncodeFloat(format, acc))};
+      }
+    });
+  };
+}
+
+// Other bf16 and f16 reductions round every step, as the evaluator's bf16
+// and f16 arithmetic does: each step in f32, rounded once (reducers.h's
+// ops); maximum and minimum are exact either way.
 template <typename N>
 Kernel NarrowReduceOf(Opcode op, Slot in, Slot init, Slot out, std::vector<int64_t> kd, std::vector<int64_t> ks,
                       std::vector<int64_t> rd, std::vector<int64_t> rs) {
+  if (op == Opcode::kAdd) {
+    return NarrowSum<N>(std::is_same_v<N, Bf16> ? ElementType::kBF16 : ElementType::kF16, in, init, out, kd, ks, rd, rs);
+  }
   Kernel kernel;
   reducer::Visit<float>(op, [&](auto f) { kernel = Reduce<N>(in, init, out, kd, ks, rd, rs, ThroughFloat<N>(f)); });
   return kernel;

@@ -422,7 +422,10 @@ class Emitter {
     for (int d = 0; d < static_cast<int>(in.size()); ++d) (Contains(reduced, d) ? reduced_dims : kept_dims).push_back(in[d]);
     const hlo::Computation& f = *r.called_computations.at(0);
     const ElementType t = result_.outputs[0].element_type();
-    const bool wide_sum = n == 1 && IsAddition(f) && t == ElementType::kF32;
+    // f32, bf16 and f16 sums carry a double and round once, as the
+    // evaluator's do.
+    const bool wide_sum = n == 1 && IsAddition(f) &&
+                          (t == ElementType::kF32 || t == ElementType::kBF16 || t == ElementType::kF16);
     std::string body;
     const auto oc = hlo::CoordinatesOf("o", kept_dims);
     const int64_t reduced_count = Product(reduced_dims), kept_count = Product(kept_dims);
@@ -465,7 +468,7 @@ class Emitter {
       std::string finish = "    if (lid == 0u) {\n";
       finish += "      " + T + " init = " + T + "(" + Read(r.operands[1], "0u") + ");\n";
       finish += "      " + T + " total = have ? " + combine("init", "acc") + " : init;\n";
-      finish += "      " + Store(0, "o", wide_sum ? "float(total)" : "total") + "\n    }\n";
+      finish += "      " + Store(0, "o", wide_sum ? Normalize(t, "float(total)") : "total") + "\n    }\n";
       if (parts == 1) {
         return Finish({{GroupLoop("o", kept_count, body + finish), static_cast<uint64_t>(kept_count) * wg}});
       }
@@ -494,7 +497,7 @@ class Emitter {
       body += "    double acc0 = double(" + Read(r.operands[1], "0u") + ");\n";
       body += "    for (uint r = 0u; r < " + U(Product(reduced_dims)) + "; ++r) acc0 += double(" +
               Read(r.operands[0], index) + ");\n";
-      body += "    " + Store(0, "o", "float(acc0)") + "\n";
+      body += "    " + Store(0, "o", Normalize(t, "float(acc0)")) + "\n";
     } else {
       ANVIL_ASSIGN_OR_RETURN(std::string fn, Combiner(f));
       std::string call = fn + "(", next;

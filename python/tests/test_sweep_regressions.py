@@ -100,3 +100,12 @@ def test_scatter_clip_mode_is_unchanged():
     dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
     check(lambda x, i, u: lax.scatter_add(x, i, u, dn, mode="clip"), np.zeros(4, np.float32),
           np.array([[3], [-2]], np.int32), np.array([[10.0, 20.0], [1.0, 2.0]], np.float32))
+
+
+def test_bf16_sums_carry_more_than_bf16():
+    # Rounded to bf16 after every add, a sum stops growing once its terms
+    # fall below half its last place: 300 halves summed to 128. XLA's CPU
+    # backend sums bf16 in f32; Anvil carries a double and rounds once.
+    halves = np.full(300, 0.5, jnp.bfloat16)
+    got = check(lambda x: (jnp.sum(x), jnp.sum(x.reshape(3, 100), axis=1)), halves, rtol=0, atol=0)
+    assert float(got[0]) == 150.0
