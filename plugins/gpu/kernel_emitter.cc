@@ -366,6 +366,28 @@ class Emitter {
     return "  for (uint " + var + " = " + d_.GroupIndex() + "; " + var + " < " + U(count) + "; " + var + " += " +
            d_.GroupCount() + ") {\n" + body + "  }\n";
   }
+  // How many times one invocation goes round a GridLoop or a GroupLoop of
+  // `count` (device_program.cc launches at most 65535 workgroups).
+  int64_t GridShare(int64_t count) const {
+    const int64_t wg = o_.workgroup_size;
+    const int64_t groups = std::clamp<int64_t>((count + wg - 1) / wg, 1, 65535);
+    return std::max<int64_t>(1, (count + groups * wg - 1) / (groups * wg));
+  }
+  int64_t GroupShare(int64_t count) const {
+    const int64_t groups = std::clamp<int64_t>(count, 1, 65535);
+    return std::max<int64_t>(1, (count + groups - 1) / groups);
+  }
+  // Refuses a kernel whose invocations would each run more loop iterations
+  // than the device lets one run (KernelOptions::max_loop_iterations:
+  // lavapipe ends them there, silently): an error that says so beats
+  // results computed from part of the loop.
+  hlo::Status CheckLoops(int64_t per_invocation, const std::string& what) {
+    const uint64_t limit = o_.max_loop_iterations;
+    if (limit == 0 || per_invocation <= static_cast<int64_t>(limit)) return hlo::OkStatus();
+    return NotYet(*k_.root, what + ": about " + std::to_string(per_invocation) +
+                                " loop iterations in one invocation, and this device (lavapipe) ends an invocation's "
+                                "loops after " + std::to_string(limit) + " in all");
+  }
   // Combines each invocation's `value` (when `valid`) across the workgroup
   // by a shared-memory tree; invocation 0 ends with the total in `value`
   // and `valid`. `combine` is an expression of $A and $B.
@@ -493,6 +515,8 @@ class Emitter {
       return Finish({{GroupLoop("g", partials, slices), static_cast<uint64_t>(partials) * wg},
                      {GroupLoop("o", kept_count, combined), static_cast<uint64_t>(kept_count) * wg}});
     }
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(kept_count) * reduced_count, "a reduction of " +
+                                     std::to_string(reduced_count) + " elements to each result, in order"));
     if (wide_sum) {
       body += "    double acc0 = double(" + Read(r.operands[1], "0u") + ");\n";
       body += "    for (uint r = 0u; r < " + U(Product(reduced_dims)) + "; ++r) acc0 += double(" +
@@ -568,6 +592,8 @@ class Emitter {
     const ElementType acc_t = AccumulatorType(t);
     const std::string A = RegisterType(acc_t);
     std::string body = "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(r.shape.ElementCount()) * Product(contract),
+                                     "a dot contracting " + std::to_string(Product(contract)) + " elements"));
     body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
     body += "      " + AccumulateProduct(acc_t, lhs, li, rhs, ri) +
             "\n    }\n";
@@ -607,6 +633,10 @@ class Emitter {
     // memory.
     const bool features_inner = dn.input_feature == lhs->shape.rank() - 1;
     const int64_t window_count = Product(wdims);
+    const int64_t taps = window_count * kernel_in;
+    ANVIL_RETURN_IF_ERROR(CheckLoops(tree ? GroupShare(n_out) * ((taps + o_.workgroup_size - 1) / o_.workgroup_size)
+                                          : GridShare(n_out) * taps,
+                                     "a convolution of " + std::to_string(taps) + " products to each result"));
     const auto wc = hlo::CoordinatesOf(
         tree ? (features_inner ? "(q / " + U(kernel_in) + ")" : "(q % " + U(window_count) + ")") : "w", wdims);
     std::string body;
@@ -696,6 +726,8 @@ class Emitter {
     body += "    }\n";
     for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "o", "acc" + std::to_string(v)) + "\n";
     const int64_t count = Product(out_dims);
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * Product(wdims),
+                                     "a reduce-window of " + std::to_string(Product(wdims)) + " positions a window"));
     return Finish({{GridLoop("o", count, body), count}});
   }
 
@@ -761,6 +793,8 @@ class Emitter {
             ", next);\n      acc = next;\n    }\n";
     body += "    " + Store(0, "o", "acc") + "\n";
     const int64_t count = Product(dims);
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * wcount * (wcount + 1),
+                                     "a select-and-scatter of windows of " + std::to_string(wcount)));
     return Finish({{GridLoop("o", count, body), count}});
   }
 
@@ -903,6 +937,8 @@ class Emitter {
     for (size_t v = 0; v < n; ++v) body += "      " + Store(v, at("m + 1"), "key" + std::to_string(v)) + "\n";
     body += "    }\n";
     const int64_t row_count = Product(rows);
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(row_count) * (length * (length + 1) / 2),
+                                     "an insertion sort of rows of " + std::to_string(length)));
     return Finish({{GridLoop("i", count, copy), count}, {GridLoop("row", row_count, body), row_count}});
   }
 
@@ -1034,6 +1070,8 @@ class Emitter {
     body += "      }\n";
     if (!unit) body += complex ? "      s = cdiv(s, " + M("i", "i") + ");\n" : "      s = s / " + M("i", "i") + ";\n";
     body += "      " + Store(0, x_at, Normalize(t, "s")) + "\n    }\n";
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(systems) * (m * (m + 1) / 2 + m),
+                                     "a triangular solve of order " + std::to_string(m)));
     return Finish({{GridLoop("sys", systems, body), static_cast<uint64_t>(systems)}});
   }
 
@@ -1100,6 +1138,7 @@ class Emitter {
     }
     for (int d = rank - n_dims; d < rank; ++d) {
       const int64_t n = dims[d];
+      ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(total) * n, "an FFT of length " + std::to_string(n)));
       std::string body = "    uint f = " + c[d] + ";\n    uint base = i - f * " + U(strides[d]) + ";\n";
       body += "    dvec2 sum = dvec2(" + zero + ");\n";
       body += "    for (uint e = 0u; e < " + U(n) + "; ++e) {\n";
@@ -1163,6 +1202,8 @@ class Emitter {
     body += "      " + Store(0, "row * " + U(k) + " + j", Read(in, "row * " + U(n) + " + uint(best)")) + "\n";
     body += "      " + Store(1, "row * " + U(k) + " + j", ConvertExpr(ElementType::kS32, result_.outputs[1].element_type(), "best", lib_)) + "\n";
     body += "      prev = best_key;\n      prev_index = best;\n    }\n";
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(rows) * std::min(k, n) * (n + 1),
+                                     "a top-k of " + std::to_string(std::min(k, n)) + " of " + std::to_string(n)));
     return Finish({{GridLoop("row", rows, body), static_cast<uint64_t>(rows)}});
   }
 
@@ -1229,6 +1270,8 @@ class Emitter {
     const ElementType acc_t = AccumulatorType(t);
     body += "    " + RegisterType(acc_t) + " acc = " + ZeroExpr(acc_t) + ";\n";
     if (!batch_ragged) body += "    if (g >= 0)\n";
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(r.shape.ElementCount()) * Product(contract),
+                                     "a dot contracting " + std::to_string(Product(contract)) + " elements"));
     body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
     body += "      " + AccumulateProduct(acc_t, lhs, li, rhs, ri) +
             "\n    }\n";

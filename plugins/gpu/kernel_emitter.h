@@ -30,6 +30,13 @@ struct KernelSource {
 
 struct KernelOptions {
   uint32_t workgroup_size = 64;
+  // The most loop iterations one invocation may run, all its loops
+  // together, or 0 for no limit. lavapipe ends every loop of an invocation
+  // once it has run 65535 iterations in all (llvmpipe's
+  // LP_MAX_TGSI_LOOP_ITERATIONS) and says nothing; a kernel that would run
+  // more is refused (UNIMPLEMENTED, naming both numbers) instead of giving
+  // wrong results.
+  uint64_t max_loop_iterations = 0;
 };
 
 hlo::StatusOr<KernelSource> EmitKernel(const hlo::KernelSpec& kernel, const KernelDialect& dialect,

@@ -241,13 +241,20 @@ std::unique_ptr<Device> Instance::OpenDevice(VkPhysicalDevice physical, std::str
     return nullptr;
   }
   d->workgroup_size = std::min<uint32_t>(64, props.limits.maxComputeWorkGroupSize[0]);
+  VkPhysicalDeviceDriverProperties driver{};
+  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   VkPhysicalDeviceMaintenance3Properties maintenance3{};
   maintenance3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+  maintenance3.pNext = &driver;
   VkPhysicalDeviceProperties2 props2{};
   props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props2.pNext = &maintenance3;
   api_.vkGetPhysicalDeviceProperties2(physical, &props2);
   d->max_allocation = maintenance3.maxMemoryAllocationSize;
+  // lavapipe (llvmpipe) ends an invocation's loops after 65535 iterations
+  // in all, silently (LP_MAX_TGSI_LOOP_ITERATIONS): kernels are made to
+  // stay under it, or refused.
+  if (driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) d->max_loop_iterations = 65535;
 
   // The features kernels use: device addresses, scalar block layout and
   // 64-bit integers are required; the rest are taken where present, and a

@@ -46,6 +46,7 @@ struct Device {
   ShaderFeatures features;
   uint64_t max_allocation = 0;  // the largest buffer one allocation can hold
   uint32_t workgroup_size = 64;
+  uint64_t max_loop_iterations = 0;  // per invocation, all loops together (gpu::KernelOptions); 0: none
   std::mutex mutex;  // the queue is used by one thread at a time (each execution has its own command pool)
 
   // A storage buffer of `bytes` (at least 4: Vulkan has no empty buffers).

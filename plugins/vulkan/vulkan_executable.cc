@@ -18,7 +18,7 @@ class PipelineLoader : public gpu::KernelLoader {
  public:
   PipelineLoader(Executable& exe, const KnownSpirv* loaded)
       : exe_(exe), loaded_(loaded),
-        target_{GlslDialect(exe.device_.features), gpu::KernelOptions{exe.device_.workgroup_size}} {}
+        target_{GlslDialect(exe.device_.features), gpu::KernelOptions{exe.device_.workgroup_size, exe.device_.max_loop_iterations}} {}
 
   const GlslTarget& target() const { return target_; }
   void SetCompiled(CompiledKernels compiled) { compiled_ = std::move(compiled); }

@@ -109,6 +109,31 @@ TEST(VulkanCodegen, TheValidatorCatchesABrokenModule) {
   EXPECT_FALSE(anvil::vulkan::ValidateSpirv(broken).ok());
 }
 
+// lavapipe ends an invocation's loops after 65535 iterations in all,
+// silently; the emitter refuses a kernel whose invocations would each run
+// more (here a dot contracting 100000 elements, one result per
+// invocation), naming both numbers, where a device without the limit
+// compiles it.
+TEST(VulkanCodegen, AKernelLoopingPastTheDevicesLimitIsRefused) {
+  auto module = anvil::hlo::ParseHloModule(
+      "HloModule m\nENTRY e {\n  a = f32[4,100000] parameter(0)\n  b = f32[100000] parameter(1)\n"
+      "  ROOT d = f32[4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      {"test", 1});
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto plan = anvil::hlo::PlanKernels(**module);
+  ASSERT_TRUE(plan.ok());
+  const auto& kernel = plan->computations.at(0).steps.at(0).kernel;
+  const anvil::vulkan::GlslTarget limited{anvil::vulkan::GlslDialect(AllFeatures()), {64, 65535}};
+  auto refused = limited.Emit(kernel);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), anvil::hlo::StatusCode::kUnimplemented);
+  EXPECT_NE(refused.status().message().find("about 100000 loop iterations in one invocation"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("after 65535"), std::string::npos) << refused.status().message();
+  const anvil::vulkan::GlslTarget unlimited{anvil::vulkan::GlslDialect(AllFeatures()), {64, 0}};
+  EXPECT_TRUE(unlimited.Emit(kernel).ok());
+}
+
 TEST(VulkanCodegen, ATypeTheDeviceLacksIsRefusedNamingTheFeature) {
   anvil::vulkan::ShaderFeatures no_f64 = AllFeatures();
   no_f64.float64 = false;
@@ -313,6 +338,32 @@ TEST_F(VulkanPluginTest, AnOpWithoutAKernelIsUnimplementedAndNamed) {
   EXPECT_EQ(anvil_status_get_code(status), ANVIL_UNIMPLEMENTED);
   const std::string message = anvil::testkit::TakeMessage(status);
   EXPECT_NE(message.find("no device kernel for %r (all-reduce f32[4])"), std::string::npos) << message;
+}
+
+// Through the C ABI: on lavapipe, whose driver the plugin recognises, a
+// reduce-window whose every result sums 100000 positions is refused at
+// compile (it once ran and returned zeros); a device without the limit
+// compiles it.
+TEST_F(VulkanPluginTest, LoopsPastLavapipesLimitAreRefusedNotCutShort) {
+  const std::string hlo =
+      "HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT s = f32[100000] reduce-window(a, z), window={size=100000 pad=99999_0}, to_apply=add\n}\n"
+      "add { x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y) }\n";
+  anvil_device_properties properties{};
+  properties.struct_size = ANVIL_DEVICE_PROPERTIES_STRUCT_SIZE;
+  ASSERT_OK(anvil_device_get_properties(session_.device(), &properties));
+  anvil_executable* exe = nullptr;
+  anvil_status* status = Compile(hlo, &exe);
+  if (std::string(properties.name).find("llvmpipe") == std::string::npos) {
+    EXPECT_EQ(status, nullptr) << anvil::testkit::TakeMessage(status);
+    if (exe) anvil_executable_destroy(exe);
+    return;
+  }
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(anvil_status_get_code(status), ANVIL_UNIMPLEMENTED);
+  const std::string message = anvil::testkit::TakeMessage(status);
+  EXPECT_NE(message.find("about 100000 loop iterations in one invocation"), std::string::npos) << message;
+  EXPECT_NE(message.find("lavapipe"), std::string::npos) << message;
 }
 
 }  // namespace
