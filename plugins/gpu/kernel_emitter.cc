@@ -36,6 +36,9 @@ constexpr int64_t kSerialSteps = 32768;
 // The longest row Sort sorts by insertion (at most 32640 compares in its
 // one invocation); longer ones take LongSort's network.
 constexpr int64_t kInsertionRow = 256;
+// The longest contraction one invocation of a dot walks (Dot): longer ones
+// are cut into slices of this many, summed by a second pass.
+constexpr int64_t kDotSlice = 8192;
 
 // The element type whose storage holds a register of `t`'s exactly: a
 // partial result kept in scratch between two passes, unrounded.
@@ -591,15 +594,37 @@ class Emitter {
     for (size_t c = 0; c < lc.size(); ++c) li[lc[c]] = ri[rcd[c]] = kc[c];
     const ElementType acc_t = AccumulatorType(t);
     const std::string A = RegisterType(acc_t);
-    std::string body = "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
-    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(r.shape.ElementCount()) * Product(contract),
-                                     "a dot contracting " + std::to_string(Product(contract)) + " elements"));
-    body += "    for (uint k = 0u; k < " + U(Product(contract)) + "; ++k) {\n";
-    body += "      " + AccumulateProduct(acc_t, lhs, li, rhs, ri) +
-            "\n    }\n";
-    body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
-    const int64_t n = r.shape.ElementCount();
-    return Finish({{GridLoop("o", n, body), n}});
+    const int64_t depth = Product(contract), n = r.shape.ElementCount();
+    const std::string product = "      " + AccumulateProduct(acc_t, lhs, li, rhs, ri) + "\n";
+    if (depth <= kDotSlice) {
+      ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(n) * depth, "a dot contracting " + std::to_string(depth) + " elements"));
+      std::string body = "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
+      body += "    for (uint k = 0u; k < " + U(depth) + "; ++k) {\n" + product + "    }\n";
+      body += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
+      return Finish({{GridLoop("o", n, body), n}});
+    }
+    // A long contraction (a weight gradient summing over a batch of
+    // tokens, a dot of two long vectors) is cut into slices of kDotSlice:
+    // pass 1 leaves each result's partial sums in scratch, one invocation
+    // a slice, and pass 2 adds them in order. One result's whole
+    // contraction in one invocation was one thread's work for all of it,
+    // and past 65535 iterations lavapipe cuts it short.
+    const int64_t slices = (depth + kDotSlice - 1) / kDotSlice;
+    const ElementType partial_t = RegisterElementType(acc_t);
+    result_.scratch_bytes = {static_cast<uint64_t>(n * slices * hlo::Info(partial_t).byte_size)};
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(n * slices) * kDotSlice + GridShare(n) * slices,
+                                     "a dot contracting " + std::to_string(depth) + " elements"));
+    std::string part = "    uint o = g / " + U(slices) + ", slice = g % " + U(slices) + ";\n";
+    part += "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
+    part += "    for (uint k = slice * " + U(kDotSlice) + "; k < min(slice * " + U(kDotSlice) + " + " + U(kDotSlice) +
+            ", " + U(depth) + "); ++k) {\n" + product + "    }\n";
+    part += "    " + ScratchAt(0, partial_t, "g") + " = " + StoreExpr(partial_t, "acc") + ";\n";
+    std::string sum = "    " + A + " acc = " + ZeroExpr(acc_t) + ";\n";
+    sum += "    for (uint slice = 0u; slice < " + U(slices) + "; ++slice) {\n";
+    const std::string partial = LoadExpr(partial_t, ScratchAt(0, partial_t, "o * " + U(slices) + " + slice"));
+    sum += hlo::IsPred(acc_t) ? "      acc = acc || " + partial + ";\n    }\n" : "      acc += " + partial + ";\n    }\n";
+    sum += "    " + Store(0, "o", Normalize(t, "acc")) + "\n";
+    return Finish({{GridLoop("g", n * slices, part), static_cast<uint64_t>(n * slices)}, {GridLoop("o", n, sum), n}});
   }
 
   hlo::StatusOr<KernelSource> Convolution() {

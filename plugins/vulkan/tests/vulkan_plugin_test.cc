@@ -111,13 +111,13 @@ TEST(VulkanCodegen, TheValidatorCatchesABrokenModule) {
 
 // lavapipe ends an invocation's loops after 65535 iterations in all,
 // silently; the emitter refuses a kernel whose invocations would each run
-// more (here a dot contracting 100000 elements, one result per
-// invocation), naming both numbers, where a device without the limit
-// compiles it.
+// more (here a reduce-window summing 100000 positions for each result),
+// naming both numbers, where a device without the limit compiles it.
 TEST(VulkanCodegen, AKernelLoopingPastTheDevicesLimitIsRefused) {
   auto module = anvil::hlo::ParseHloModule(
-      "HloModule m\nENTRY e {\n  a = f32[4,100000] parameter(0)\n  b = f32[100000] parameter(1)\n"
-      "  ROOT d = f32[4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      "HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT s = f32[100000] reduce-window(a, z), window={size=100000 pad=99999_0}, to_apply=add\n}\n"
+      "add { x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y) }\n",
       {"test", 1});
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto plan = anvil::hlo::PlanKernels(**module);
