@@ -141,8 +141,33 @@ StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const
   for (const WindowDim& d : window) window_dims.push_back(d.size);
   int64_t window_count = std::accumulate(window_dims.begin(), window_dims.end(), int64_t{1}, std::multiplies<>());
   std::vector<int64_t> in_index(in_dims.size());
+  // Sums of one bf16, f16 or f8 operand carry a double and round once, as
+  // reduce's do (ReduceFloats) and as XLA's CPU backend, computing these
+  // types in f32, gives them: a bf16 cumsum (JAX lowers it to a
+  // reduce-window) rounded at every step stopped growing at 128 in a sum of
+  // 300 halves. f32 and f64 windows round every step, as devices sum them.
+  const ElementType t = operands[0]->shape().element_type();
+  const std::optional<Opcode> op = n == 1 ? SingleOpReducer(body) : std::nullopt;
+  const bool wide_sum = op == Opcode::kAdd && IsFloat(t) && t != ElementType::kF32 && t != ElementType::kF64 &&
+                        operands[1]->shape().element_type() == t;
   for (int64_t k = 0; k < results[0].element_count(); ++k) {
     Unflatten(k, out_dims, out_index);
+    if (wide_sum) {
+      double sum = operands[1]->GetDouble(0);
+      for (int64_t wk = 0; wk < window_count; ++wk) {
+        Unflatten(wk, window_dims, window_index);
+        bool inside = true;
+        for (size_t d = 0; d < in_dims.size() && inside; ++d) {
+          const WindowDim& wd = window[d];
+          int64_t p = out_index[d] * wd.stride + window_index[d] * wd.window_dilation - wd.pad_low;
+          inside = p >= 0 && p % wd.base_dilation == 0 && p / wd.base_dilation < in_dims[d];
+          in_index[d] = p / wd.base_dilation;
+        }
+        if (inside) sum += operands[0]->GetDouble(Flatten(in_index, in_strides));
+      }
+      results[0].SetDouble(k, sum);
+      continue;
+    }
     std::vector<Literal> acc;
     for (size_t v = 0; v < n; ++v) acc.push_back(ScalarOf(*operands[n + v], 0));
     for (int64_t wk = 0; wk < window_count; ++wk) {

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "hlo/attributes.h"
+#include "hlo/element_type.h"
 #include "hlo/patterns.h"
 #include "plugins/cpu/float_formats.h"
 #include "plugins/cpu/combine_run.h"
@@ -245,10 +246,85 @@ Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::o
   return kernel;
 }
 
-// bf16 and f16 windows round every step (in f32, once), as the evaluator does.
+// bf16 and f16 sums carry a double and round once, as the evaluator's do
+// (and XLA's CPU backend, which computes these types in f32): JAX's bf16
+// cumsum, a prefix window, rounded at every step stopped growing at 128 in
+// a sum of 300 halves. Each output walks its taps in the evaluator's order
+// (row-major in the window), so the bits are the evaluator's; a scan
+// carries one sum along each line.
+template <typename N>
+Kernel NarrowSum(hlo::ElementType type, std::shared_ptr<const WindowTables> t, const std::optional<Scan>& scan,
+                 const std::vector<Slot>& in, const Slot& out) {
+  const hlo::FloatFormat format = *hlo::Info(type).float_format;
+  auto narrow = [format](double v) { return N{static_cast<uint16_t>(hlo::EncodeFloat(format, v))}; };
+  const Slot x_slot = in[0], init_slot = in[1];
+  if (scan) {
+    const Scan s = *scan;
+    return [=](const Frame& frame) {
+      const N* x = static_cast<const N*>(frame.At(x_slot));
+      const double start = ToFloat(*static_cast<const N*>(frame.At(init_slot)));
+      N* y = static_cast<N*>(frame.At(out));
+      const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
+      frame.parallel->For(s.outer * s.inner, grain, [&](int64_t lo, int64_t hi) {
+        for (int64_t line = lo; line < hi; ++line) {
+          const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
+          double acc = start;
+          for (int64_t o = 0; o < s.length; ++o) {
+            acc += ToFloat(x[base + o * s.inner]);
+            y[base + o * s.inner] = narrow(acc);
+          }
+        }
+      });
+    };
+  }
+  return [=](const Frame& frame) {
+    const N* x = static_cast<const N*>(frame.At(x_slot));
+    const double start = ToFloat(*static_cast<const N*>(frame.At(init_slot)));
+    N* y = static_cast<N*>(frame.At(out));
+    const size_t rank = t->out_dims.size();
+    int64_t outputs = 1, window = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      outputs *= t->out_dims[d];
+      window *= t->taps[d];
+    }
+    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, window));
+    frame.parallel->For(outputs, grain, [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> o(rank), w(rank);
+      for (int64_t k = lo; k < hi; ++k) {
+        for (size_t d = rank, rest = static_cast<size_t>(k); d-- > 0;) {
+          o[d] = static_cast<int64_t>(rest % static_cast<size_t>(t->out_dims[d]));
+          rest /= static_cast<size_t>(t->out_dims[d]);
+        }
+        double acc = start;
+        std::fill(w.begin(), w.end(), 0);
+        for (int64_t tap = 0; tap < window; ++tap) {
+          int64_t at = 0;
+          bool inside = true;
+          for (size_t d = 0; d < rank && inside; ++d) {
+            const int64_t p = t->tap_input[d][static_cast<size_t>(o[d] * t->taps[d] + w[d])];
+            inside = p >= 0;
+            at += p * t->in_strides[d];
+          }
+          if (inside) acc += ToFloat(x[at]);
+          for (size_t d = rank; d-- > 0;) {
+            if (++w[d] < t->taps[d]) break;
+            w[d] = 0;
+          }
+        }
+        y[k] = narrow(acc);
+      }
+    });
+  };
+}
+
+// Other bf16 and f16 windows round every step (in f32, once), as the
+// evaluator does.
 template <typename N>
 Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::optional<Scan>& scan,
               const std::vector<Slot>& in, const Slot& out) {
+  if (op == hlo::Opcode::kAdd) {
+    return NarrowSum<N>(std::is_same_v<N, Bf16> ? ElementType::kBF16 : ElementType::kF16, t, scan, in, out);
+  }
   Kernel kernel;
   reducer::Visit<float>(op, [&](auto f) {
     kernel = scan ? ScanOf<N>(*scan, in[0], in[1], out, ThroughFloat<N>(f))

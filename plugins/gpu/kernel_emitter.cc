@@ -744,12 +744,23 @@ class Emitter {
       ic.push_back("uint(" + x + ")");
     }
     body += "      uint at = " + hlo::LinearIndexOf(ic, in) + ";\n";
-    for (size_t v = 0; v < n; ++v) call += Read(r.operands[v], "at") + ", ";
-    for (size_t v = 0; v < n; ++v) call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
-    body += next + "      " + call + ";\n";
-    for (size_t v = 0; v < n; ++v) body += "      acc" + std::to_string(v) + " = n" + std::to_string(v) + ";\n";
-    body += "    }\n";
-    for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "o", "acc" + std::to_string(v)) + "\n";
+    // bf16 and f16 sums carry a double and round once, as the evaluator's
+    // do (a bf16 cumsum rounded every step stops growing).
+    const ElementType t = result_.outputs[0].element_type();
+    const bool wide_sum = n == 1 && IsAddition(*r.called_computations.at(0)) &&
+                          (t == ElementType::kBF16 || t == ElementType::kF16);
+    if (wide_sum) {
+      body = "    double wide = double(" + Read(r.operands[1], "0u") + ");\n" + body.substr(body.find("    for (uint w"));
+      body += "      wide += double(" + Read(r.operands[0], "at") + ");\n    }\n";
+      body += "    " + Store(0, "o", Normalize(t, "float(wide)")) + "\n";
+    } else {
+      for (size_t v = 0; v < n; ++v) call += Read(r.operands[v], "at") + ", ";
+      for (size_t v = 0; v < n; ++v) call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
+      body += next + "      " + call + ";\n";
+      for (size_t v = 0; v < n; ++v) body += "      acc" + std::to_string(v) + " = n" + std::to_string(v) + ";\n";
+      body += "    }\n";
+      for (size_t v = 0; v < n; ++v) body += "    " + Store(v, "o", "acc" + std::to_string(v)) + "\n";
+    }
     const int64_t count = Product(out_dims);
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * Product(wdims),
                                      "a reduce-window of " + std::to_string(Product(wdims)) + " positions a window"));

@@ -109,3 +109,11 @@ def test_bf16_sums_carry_more_than_bf16():
     halves = np.full(300, 0.5, jnp.bfloat16)
     got = check(lambda x: (jnp.sum(x), jnp.sum(x.reshape(3, 100), axis=1)), halves, rtol=0, atol=0)
     assert float(got[0]) == 150.0
+
+
+def test_bf16_cumsum_carries_more_than_bf16():
+    # JAX lowers cumsum to a prefix reduce-window; rounded to bf16 at every
+    # step it stopped growing at 128. XLA sums in f32 and rounds each output.
+    halves = np.full(300, 0.5, jnp.bfloat16)
+    got = check(jnp.cumsum, halves, rtol=0, atol=0)
+    assert float(got[-1]) == 150.0
