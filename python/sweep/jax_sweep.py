@@ -1,9 +1,11 @@
 """Sweep of small jitted JAX programs: Anvil (PJRT plugin) vs XLA's CPU backend.
 
-About 750 programs across jnp, jax.nn, jax.scipy, lax, jax.random, the
-transformations and a few whole models, each run on Anvil and on XLA's CPU
-in subprocess chunks (a crash or a hang loses only its case). Not a CI test
-(about 3 minutes); the failures it found are kept in python/tests. Run it in
+About 2600 programs across jnp, jax.nn, jax.scipy, lax, jax.random, the
+transformations and a few whole models (cases_dtypes.py and
+cases_structure.py beside this file hold the later two batches), each run
+on Anvil and on XLA's CPU in subprocess chunks (a crash or a hang loses
+only its case). Not a CI test (about 6 minutes); the failures it found are
+kept in python/tests. Run it in
 the venv scripts/setup_python.sh makes, on the Anvil plugin of your choice:
 
   JAX_PLATFORMS=anvil,cpu [ANVIL_PJRT_PLUGIN=vulkan] build/jax-venv/bin/python python/sweep/jax_sweep.py
@@ -905,6 +907,15 @@ def build_cases(x64_enabled):
 # ----------------------------------------------------------------------------
 # Comparison
 # ----------------------------------------------------------------------------
+
+    # Two later batches, one module each beside this file.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cases_dtypes
+    import cases_structure
+
+    cases_dtypes.build(case, x64_enabled)
+    cases_structure.build(case, x64_enabled)
+
 
 def default_tol(dt):
     import numpy as np
