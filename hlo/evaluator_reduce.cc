@@ -34,6 +34,12 @@ Literal Pack(std::vector<Literal> parts) {
 
 }  // namespace
 
+// The 8-bit (and narrower) float types: every float but f64, f32, bf16 and f16.
+static bool IsF8(ElementType t) {
+  return IsFloat(t) && t != ElementType::kF64 && t != ElementType::kF32 && t != ElementType::kBF16 &&
+         t != ElementType::kF16;
+}
+
 // Rounds a double to the values `t` holds (the step a reducer's result
 // takes when stored back into a scalar of type t).
 double RoundTo(ElementType t, double v) {
@@ -60,11 +66,12 @@ StatusOr<Literal> ReduceFloats(Opcode op, const Literal& in, const Literal& init
     switch (op) {
       // f32 sums are exact in double up to 2^29 terms of similar size: the
       // oracle carries them in double and rounds once, the most accurate
-      // of the orders the spec allows. So are bf16, f16 and f8 sums, as
-      // XLA's CPU backend, which computes those types in f32, gives them:
+      // of the orders the spec allows. So are bf16 and f16 sums, as XLA's
+      // CPU backend, which computes those types in f32, gives them:
       // rounded at every step, a bf16 sum stops growing once its terms fall
-      // below half its last place (300 halves summed to 128, not 150).
-      case Opcode::kAdd: a = a + x; break;
+      // below half its last place (300 halves summed to 128, not 150). f8
+      // sums round every step, as the devices' f8 kernels do.
+      case Opcode::kAdd: a = IsF8(t) ? RoundTo(t, a + x) : a + x; break;
       case Opcode::kMultiply: a = RoundTo(t, a * x); break;
       case Opcode::kMaximum:
         a = std::isnan(a) || std::isnan(x) ? std::nan("") : (a == 0 && x == 0 ? (std::signbit(a) ? x : a) : std::max(a, x));
@@ -141,14 +148,14 @@ StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const
   for (const WindowDim& d : window) window_dims.push_back(d.size);
   int64_t window_count = std::accumulate(window_dims.begin(), window_dims.end(), int64_t{1}, std::multiplies<>());
   std::vector<int64_t> in_index(in_dims.size());
-  // Sums of one bf16, f16 or f8 operand carry a double and round once, as
+  // Sums of one bf16 or f16 operand carry a double and round once, as
   // reduce's do (ReduceFloats) and as XLA's CPU backend, computing these
   // types in f32, gives them: a bf16 cumsum (JAX lowers it to a
   // reduce-window) rounded at every step stopped growing at 128 in a sum of
-  // 300 halves. f32 and f64 windows round every step, as devices sum them.
+  // 300 halves. Other windows round every step, as devices sum them.
   const ElementType t = operands[0]->shape().element_type();
   const std::optional<Opcode> op = n == 1 ? SingleOpReducer(body) : std::nullopt;
-  const bool wide_sum = op == Opcode::kAdd && IsFloat(t) && t != ElementType::kF32 && t != ElementType::kF64 &&
+  const bool wide_sum = op == Opcode::kAdd && (t == ElementType::kBF16 || t == ElementType::kF16) &&
                         operands[1]->shape().element_type() == t;
   for (int64_t k = 0; k < results[0].element_count(); ++k) {
     Unflatten(k, out_dims, out_index);

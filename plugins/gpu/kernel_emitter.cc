@@ -369,14 +369,24 @@ class Emitter {
     return "  for (uint " + var + " = " + d_.GroupIndex() + "; " + var + " < " + U(count) + "; " + var + " += " +
            d_.GroupCount() + ") {\n" + body + "  }\n";
   }
+  // Double `v` rounded once to t's values (a float expression): for bf16
+  // and f16 through round_odd, so that the narrowing rounds once as the
+  // evaluator's EncodeFloat does; f32 rounds once anyway.
+  std::string NarrowOnce(ElementType t, const std::string& v) {
+    if (t != ElementType::kBF16 && t != ElementType::kF16) return "float(" + v + ")";
+    lib_.Need("DEF_ROUND_ODD(double)");
+    return Normalize(t, "round_odd(" + v + ")");
+  }
   // How many times one invocation goes round a GridLoop or a GroupLoop of
   // `count` (device_program.cc launches at most 65535 workgroups).
   int64_t GridShare(int64_t count) const {
+    if (count <= 0) return 0;  // nothing to run: no invocation loops
     const int64_t wg = o_.workgroup_size;
     const int64_t groups = std::clamp<int64_t>((count + wg - 1) / wg, 1, 65535);
     return std::max<int64_t>(1, (count + groups * wg - 1) / (groups * wg));
   }
   int64_t GroupShare(int64_t count) const {
+    if (count <= 0) return 0;
     const int64_t groups = std::clamp<int64_t>(count, 1, 65535);
     return std::max<int64_t>(1, (count + groups - 1) / groups);
   }
@@ -493,7 +503,7 @@ class Emitter {
       std::string finish = "    if (lid == 0u) {\n";
       finish += "      " + T + " init = " + T + "(" + Read(r.operands[1], "0u") + ");\n";
       finish += "      " + T + " total = have ? " + combine("init", "acc") + " : init;\n";
-      finish += "      " + Store(0, "o", wide_sum ? Normalize(t, "float(total)") : "total") + "\n    }\n";
+      finish += "      " + Store(0, "o", wide_sum ? NarrowOnce(t, "total") : "total") + "\n    }\n";
       if (parts == 1) {
         return Finish({{GroupLoop("o", kept_count, body + finish), static_cast<uint64_t>(kept_count) * wg}});
       }
@@ -524,7 +534,7 @@ class Emitter {
       body += "    double acc0 = double(" + Read(r.operands[1], "0u") + ");\n";
       body += "    for (uint r = 0u; r < " + U(Product(reduced_dims)) + "; ++r) acc0 += double(" +
               Read(r.operands[0], index) + ");\n";
-      body += "    " + Store(0, "o", Normalize(t, "float(acc0)")) + "\n";
+      body += "    " + Store(0, "o", NarrowOnce(t, "acc0")) + "\n";
     } else {
       ANVIL_ASSIGN_OR_RETURN(std::string fn, Combiner(f));
       std::string call = fn + "(", next;
@@ -752,7 +762,7 @@ class Emitter {
     if (wide_sum) {
       body = "    double wide = double(" + Read(r.operands[1], "0u") + ");\n" + body.substr(body.find("    for (uint w"));
       body += "      wide += double(" + Read(r.operands[0], "at") + ");\n    }\n";
-      body += "    " + Store(0, "o", Normalize(t, "float(wide)")) + "\n";
+      body += "    " + Store(0, "o", NarrowOnce(t, "wide")) + "\n";
     } else {
       for (size_t v = 0; v < n; ++v) call += Read(r.operands[v], "at") + ", ";
       for (size_t v = 0; v < n; ++v) call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
@@ -829,7 +839,12 @@ class Emitter {
             ", next);\n      acc = next;\n    }\n";
     body += "    " + Store(0, "o", "acc") + "\n";
     const int64_t count = Product(dims);
-    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * wcount * (wcount + 1),
+    // Each result walks every window position once, and scans the window
+    // of each source that can hold it: at most ceil(size / stride) of them
+    // along each dimension.
+    int64_t sources = 1;
+    for (const hlo::WindowDim& w : window) sources *= (w.size + std::max<int64_t>(w.stride, 1) - 1) / std::max<int64_t>(w.stride, 1);
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * (wcount + sources * wcount),
                                      "a select-and-scatter of windows of " + std::to_string(wcount)));
     return Finish({{GridLoop("o", count, body), count}});
   }

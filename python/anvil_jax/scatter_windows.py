@@ -41,7 +41,15 @@ def _window_sizes(operand_shape, updates_shape, dnums):
 
 
 def _drop_partial_windows(operand, indices, updates, *, dnums):
-    """`indices` with each window that does not fit wholly moved out of bounds."""
+    """`indices` with each window that does not fit wholly moved out of bounds.
+
+    They are widened first (to int32, or int64 for extents past 2^31 - 2):
+    an int8 or uint16 index may be unable to hold a start past the end (the
+    extent itself), and a start its type cannot reach would be written
+    inside the operand. Widening keeps every value's meaning: an unsigned
+    index too large for the wider signed type wraps negative, and it was out
+    of bounds already.
+    """
     import numpy as np
     from jax import lax
 
@@ -49,10 +57,12 @@ def _drop_partial_windows(operand, indices, updates, *, dnums):
     dims = dnums.scatter_dims_to_operand_dims
     if not dims:
         return indices
-    limit = np.iinfo(indices.dtype).max
+    wide = np.int64 if max(operand.shape[d] for d in dims) >= np.iinfo(np.int32).max else np.int32
+    if indices.dtype != wide:
+        indices = lax.convert_element_type(indices, wide)
     # The last start at which the window fits, and a start past the end.
-    last = np.array([min(operand.shape[d] - sizes[d], limit) for d in dims], dtype=indices.dtype)
-    past = np.array([min(operand.shape[d], limit) for d in dims], dtype=indices.dtype)
+    last = np.array([operand.shape[d] - sizes[d] for d in dims], dtype=wide)
+    past = np.array([operand.shape[d] for d in dims], dtype=wide)
     vector = (len(indices.shape) - 1,)  # JAX puts the index vector last
     last = lax.broadcast_in_dim(last, indices.shape, vector)
     past = lax.broadcast_in_dim(past, indices.shape, vector)

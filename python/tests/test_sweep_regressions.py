@@ -117,3 +117,22 @@ def test_bf16_cumsum_carries_more_than_bf16():
     halves = np.full(300, 0.5, jnp.bfloat16)
     got = check(jnp.cumsum, halves, rtol=0, atol=0)
     assert float(got[-1]) == 150.0
+
+
+@pytest.mark.parametrize("index_dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.int64])
+def test_scatter_drop_mode_with_narrow_indices(index_dtype):
+    # The start that puts a window out of bounds is the operand's extent,
+    # which an int8 or uint8 index cannot hold: the lowering widens the
+    # indices first (a start clamped to the type's maximum would land
+    # inside). A 1-wide scatter_add into f32[300] at -1, 5 and the type's
+    # largest value, and a 50-wide one hanging over the end.
+    info = np.iinfo(index_dtype)
+    one = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    starts = [5, int(info.max)] + ([-1] if info.min < 0 else [])
+    indices = np.array([[s] for s in starts], index_dtype)
+    updates = np.arange(1, len(starts) + 1, dtype=np.float32)
+    check(lambda x, i, u: lax.scatter_add(x, i, u, one, mode="drop"), np.zeros(300, np.float32), indices, updates,
+          rtol=0, atol=0)
+    wide = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
+    check(lambda x, i, u: lax.scatter_add(x, i, u, wide, mode="drop"), np.zeros(300, np.float32),
+          np.array([[min(int(info.max), 299)], [10]], index_dtype), np.ones((2, 50), np.float32), rtol=0, atol=0)

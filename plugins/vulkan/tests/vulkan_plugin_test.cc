@@ -340,6 +340,37 @@ TEST_F(VulkanPluginTest, AnOpWithoutAKernelIsUnimplementedAndNamed) {
   EXPECT_NE(message.find("no device kernel for %r (all-reduce f32[4])"), std::string::npos) << message;
 }
 
+// bf16 and f16 sums carry a double and round once to the narrow type, as
+// the evaluator's do: rounded to f32 first, 1 + 2^-8 + 2^-30 (bf16) lands
+// on the tie between 1 and 1 + 2^-7 and goes to even, 1, where the sum
+// rounded once is 1 + 2^-7; f16 likewise with 1 + 2^-11 + 2^-24. The
+// conformance tolerance cannot see one unit in the last place; the bits
+// can.
+TEST_F(VulkanPluginTest, NarrowSumsRoundOnceFromDouble) {
+  const std::string hlo =
+      "HloModule m\nENTRY e {\n  x = bf16[3] parameter(0)\n  y = f16[3] parameter(1)\n"
+      "  zb = bf16[] constant(0)\n  zh = f16[] constant(0)\n"
+      "  s = bf16[] reduce(x, zb), dimensions={0}, to_apply=add_bf16\n"
+      "  t = f16[] reduce(y, zh), dimensions={0}, to_apply=add_f16\n"
+      "  w = bf16[3] reduce-window(x, zb), window={size=3 pad=2_0}, to_apply=add_bf16\n"
+      "  ROOT r = (bf16[], f16[], bf16[3]) tuple(s, t, w)\n}\n"
+      "add_bf16 { a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT s = bf16[] add(a, b) }\n"
+      "add_f16 { a = f16[] parameter(0)\n  b = f16[] parameter(1)\n  ROOT s = f16[] add(a, b) }\n";
+  anvil_executable* exe = nullptr;
+  ASSERT_OK(Compile(hlo, &exe));
+  // bf16 1, 2^-8, 2^-30; f16 1, 2^-11, 2^-24.
+  const uint16_t x[3] = {0x3F80, 0x3B80, 0x3080};
+  const uint16_t y[3] = {0x3C00, 0x1000, 0x0001};
+  anvil_buffer* in_x = FromHost(x, ANVIL_BF16, 3);
+  anvil_buffer* in_y = FromHost(y, ANVIL_F16, 3);
+  auto out = Run(exe, {in_x, in_y}, 3);
+  EXPECT_EQ(ToHost<uint16_t>(out[0], 1), std::vector<uint16_t>({0x3F81}));  // 1 + 2^-7
+  EXPECT_EQ(ToHost<uint16_t>(out[1], 1), std::vector<uint16_t>({0x3C01}));  // 1 + 2^-10
+  EXPECT_EQ(ToHost<uint16_t>(out[2], 3), std::vector<uint16_t>({0x3F80, 0x3F80, 0x3F81}));
+  for (anvil_buffer* buffer : {in_x, in_y, out[0], out[1], out[2]}) EXPECT_OK(anvil_buffer_destroy(buffer));
+  EXPECT_OK(anvil_executable_destroy(exe));
+}
+
 // Through the C ABI: on lavapipe, whose driver the plugin recognises, a
 // reduce-window whose every result sums 100000 positions is refused at
 // compile (it once ran and returned zeros); a device without the limit
