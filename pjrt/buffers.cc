@@ -150,6 +150,29 @@ Error* Client_BufferFromHostBuffer(abi::ClientBufferFromHostBufferArgs* args) {
     }
   }
 
+  // Sub-byte integers: PJRT's unpacked host buffers (ml_dtypes) keep only the
+  // element's low bits in its byte (int4 -3 is 0x0D); Anvil's devices hold
+  // them sign-extended (signed) or zero-extended (unsigned) to the byte, as
+  // the plugins' kernels read them (the CPU plugin's s4 dot, the GPU loads).
+  const int sub_byte_bits = args->type == abi::kTypeS4 || args->type == abi::kTypeU4   ? 4
+                            : args->type == abi::kTypeS2 || args->type == abi::kTypeU2 ? 2
+                                                                                       : 0;
+  if (sub_byte_bits != 0) {
+    int64_t count = std::accumulate(dims.value.begin(), dims.value.end(), int64_t{1}, std::multiplies<>());
+    if (gathered == nullptr) {
+      gathered = std::make_shared<HostCopy>();
+      const char* src = static_cast<const char*>(data);
+      gathered->bytes.assign(src, src + count);
+      data = gathered->bytes.data();
+    }
+    const bool is_signed = args->type == abi::kTypeS4 || args->type == abi::kTypeS2;
+    const int shift = 8 - sub_byte_bits;
+    for (char& byte : gathered->bytes) {
+      const uint8_t u = static_cast<uint8_t>(static_cast<uint8_t>(byte) << shift);
+      byte = static_cast<char>(is_signed ? static_cast<int8_t>(u) >> shift : u >> shift);
+    }
+  }
+
   anvil_buffer_from_host_args from = {};
   from.struct_size = ANVIL_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
   from.device = device->anvil;

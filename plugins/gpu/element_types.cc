@@ -59,8 +59,14 @@ std::string StorageType(ElementType t) {
 std::string LoadExpr(ElementType t, const std::string& s) {
   switch (t) {
     case ElementType::kPred: return "(" + s + " != uint8_t(0))";
-    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: case ElementType::kS16: return "int(" + s + ")";
-    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: case ElementType::kU16: return "uint(" + s + ")";
+    // A sub-byte element's byte may hold only its low bits: PJRT's unpacked
+    // host buffers (ml_dtypes' int4 keeps -3 as 0x0D) arrive byte for byte.
+    // Sign-extend (or mask) from the element's own width, as the evaluator's
+    // LoadScalar does, so registers always hold the normalized value.
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kU2: case ElementType::kU4:
+      return Normalize(t, std::string(hlo::IsSignedInt(t) ? "int(" : "uint(") + s + ")");
+    case ElementType::kS8: case ElementType::kS16: return "int(" + s + ")";
+    case ElementType::kU8: case ElementType::kU16: return "uint(" + s + ")";
     case ElementType::kBF16: return "uintBitsToFloat(uint(" + s + ") << 16)";
     case ElementType::kF16: return "float(" + s + ")";
     default: return s;

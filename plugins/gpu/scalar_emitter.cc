@@ -232,7 +232,7 @@ hlo::StatusOr<std::string> IntegerOp(const Instruction& i, ElementType t, const 
     case Opcode::kShiftLeft:
     case Opcode::kShiftRightArithmetic:
     case Opcode::kShiftRightLogical: {
-      lib.Need("DEF_XSHIFT(" + T + ", " + U + ")");
+      lib.Need("DEF_XSHIFT(" + T + ", " + U + ", " + (Is64(t) ? "int64_t, 64u" : "int, 32u") + ")");
       const char* f = i.opcode == Opcode::kShiftLeft ? "xshl" : i.opcode == Opcode::kShiftRightLogical ? "xshrl" : "xshra";
       return std::string(f) + "(" + v[0] + ", " + v[1] + ", " + w + ")";
     }

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from conftest import anvil_device, check, cpu_device
+from conftest import anvil_device, check, cpu_device, run_on
 
 R = np.random.RandomState(8)
 V = np.array([1.5, -0.5, 2, 0.7, 0.1, 3], np.float32)
@@ -136,3 +136,21 @@ def test_scatter_drop_mode_with_narrow_indices(index_dtype):
     wide = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
     check(lambda x, i, u: lax.scatter_add(x, i, u, wide, mode="drop"), np.zeros(300, np.float32),
           np.array([[min(int(info.max), 299)], [10]], index_dtype), np.ones((2, 50), np.float32), rtol=0, atol=0)
+
+
+def test_int4_host_buffers_hold_their_nibble_only():
+    # ml_dtypes keeps an int4 in the low half of its byte (-3 is 0x0D) and
+    # PJRT hands those bytes over as they are; Anvil's devices hold sub-byte
+    # integers sign-extended to the byte, so the PJRT layer widens them on
+    # the way in. The dot read 0x0D as 13.
+    import ml_dtypes
+
+    x = np.array([-3, -2, -1, 0, 1, 7, -8], ml_dtypes.int4)
+    m = np.array([[-3, 2], [1, -1]], ml_dtypes.int4)
+    check(lambda x: (x.astype(jnp.int32), x < 0, x * 2), x, rtol=0, atol=0)
+    # XLA's CPU backend refuses this dot (custom element sizes), so numpy
+    # is the reference.
+    got = run_on(anvil_device(), lambda a: jnp.dot(a, a, preferred_element_type=jnp.int32), (m,))
+    np.testing.assert_array_equal(np.asarray(got), m.astype(np.int32) @ m.astype(np.int32))
+    u = np.array([0, 1, 7, 8, 15], ml_dtypes.uint4)
+    check(lambda u: (u.astype(jnp.int32), u > 7), u, rtol=0, atol=0)
