@@ -157,20 +157,25 @@ StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const
   const std::optional<Opcode> op = n == 1 ? SingleOpReducer(body) : std::nullopt;
   const bool wide_sum = op == Opcode::kAdd && (t == ElementType::kBF16 || t == ElementType::kF16) &&
                         operands[1]->shape().element_type() == t;
+  // The input element tap `wk` of output out_index reads, or -1 where the
+  // tap falls in the padding or between base-dilated elements.
+  auto tap_input = [&](int64_t wk) -> int64_t {
+    Unflatten(wk, window_dims, window_index);
+    for (size_t d = 0; d < in_dims.size(); ++d) {
+      const WindowDim& wd = window[d];
+      // Position in the padded, base-dilated input.
+      const int64_t p = out_index[d] * wd.stride + window_index[d] * wd.window_dilation - wd.pad_low;
+      if (p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= in_dims[d]) return -1;
+      in_index[d] = p / wd.base_dilation;
+    }
+    return Flatten(in_index, in_strides);
+  };
   for (int64_t k = 0; k < results[0].element_count(); ++k) {
     Unflatten(k, out_dims, out_index);
     if (wide_sum) {
       double sum = operands[1]->GetDouble(0);
       for (int64_t wk = 0; wk < window_count; ++wk) {
-        Unflatten(wk, window_dims, window_index);
-        bool inside = true;
-        for (size_t d = 0; d < in_dims.size() && inside; ++d) {
-          const WindowDim& wd = window[d];
-          int64_t p = out_index[d] * wd.stride + window_index[d] * wd.window_dilation - wd.pad_low;
-          inside = p >= 0 && p % wd.base_dilation == 0 && p / wd.base_dilation < in_dims[d];
-          in_index[d] = p / wd.base_dilation;
-        }
-        if (inside) sum += operands[0]->GetDouble(Flatten(in_index, in_strides));
+        if (const int64_t from = tap_input(wk); from >= 0) sum += operands[0]->GetDouble(from);
       }
       results[0].SetDouble(k, sum);
       continue;
@@ -178,22 +183,8 @@ StatusOr<Literal> EvalReduceWindow(const Instruction& i, const std::vector<const
     std::vector<Literal> acc;
     for (size_t v = 0; v < n; ++v) acc.push_back(ScalarOf(*operands[n + v], 0));
     for (int64_t wk = 0; wk < window_count; ++wk) {
-      Unflatten(wk, window_dims, window_index);
-      bool inside = true;
-      for (size_t d = 0; d < in_dims.size() && inside; ++d) {
-        const WindowDim& wd = window[d];
-        // Position in the padded, base-dilated input.
-        int64_t p = out_index[d] * wd.stride + window_index[d] * wd.window_dilation - wd.pad_low;
-        if (p < 0 || p % wd.base_dilation != 0) {
-          inside = false;
-          break;
-        }
-        p /= wd.base_dilation;
-        inside = p < in_dims[d];
-        in_index[d] = p;
-      }
-      if (!inside) continue;
-      int64_t from = Flatten(in_index, in_strides);
+      const int64_t from = tap_input(wk);
+      if (from < 0) continue;
       std::vector<Literal> xs;
       std::vector<const Literal*> args;
       for (size_t v = 0; v < n; ++v) args.push_back(&acc[v]);

@@ -948,26 +948,40 @@ class Emitter {
   // Pass 1 copies the operands; pass 2 sorts each row in place, one
   // invocation per row, by stable insertion. Rows longer than
   // kInsertionRow go through a sorting network instead (LongSort).
-  hlo::StatusOr<KernelSource> Sort() {
-    {
-      ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(*k_.root, "dimensions"));
-      if (k_.root->operands[0]->shape.dim(static_cast<int>(dims.at(0))) > kInsertionRow) return LongSort();
-    }
-    const Instruction& r = *k_.root;
-    const size_t n = r.operands.size();
+  // A sort's operands as rows along its dimension: `length` elements
+  // `stride` apart, one row per position of the other dimensions (`rows`,
+  // the shape with the sorted dimension 1), and its comparator.
+  struct SortRows {
+    std::string cmp;
+    std::vector<int64_t> shape, rows;
+    int64_t count = 0, length = 0, stride = 1, row_count = 0;
+  };
+  hlo::StatusOr<SortRows> SortRowsOf(const Instruction& r) {
     ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(r, "dimensions"));
     const int dim = static_cast<int>(dims.at(0));
-    ANVIL_ASSIGN_OR_RETURN(std::string cmp, Combiner(*r.called_computations.at(0)));
-    const auto& shape = r.operands[0]->shape.dims();
+    SortRows s;
+    ANVIL_ASSIGN_OR_RETURN(s.cmp, Combiner(*r.called_computations.at(0)));
+    s.shape = r.operands[0]->shape.dims();
+    s.count = Product(s.shape);
+    s.length = s.shape[dim];
+    for (int d = dim + 1; d < static_cast<int>(s.shape.size()); ++d) s.stride *= s.shape[d];
+    s.rows = s.shape;
+    s.rows[dim] = 1;
+    s.row_count = Product(s.rows);
+    return s;
+  }
+
+  hlo::StatusOr<KernelSource> Sort() {
+    const Instruction& r = *k_.root;
+    ANVIL_ASSIGN_OR_RETURN(const SortRows s, SortRowsOf(r));
+    if (s.length > kInsertionRow) return LongSort(s);
+    const size_t n = r.operands.size();
+    const std::string& cmp = s.cmp;
+    const std::vector<int64_t>& shape = s.shape;
+    const int64_t count = s.count, length = s.length, stride = s.stride;
     std::string copy;
     for (size_t v = 0; v < n; ++v) copy += "    " + Store(v, "i", Read(r.operands[v], "i")) + "\n";
-    const int64_t count = Product(shape);
-    const int64_t length = shape[dim];
-    int64_t stride = 1;
-    for (int d = dim + 1; d < static_cast<int>(shape.size()); ++d) stride *= shape[d];
-    std::vector<int64_t> rows = shape;
-    rows[dim] = 1;
-    const auto rc = hlo::CoordinatesOf("row", rows);
+    const auto rc = hlo::CoordinatesOf("row", s.rows);
     std::string body = "    uint base = " + hlo::LinearIndexOf(rc, shape) + ";\n";
     auto at = [&](const std::string& j) { return "base + uint(" + j + ") * " + U(stride); };
     body += "    for (int j = 1; j < " + I(length) + "; ++j) {\n";
@@ -987,7 +1001,7 @@ class Emitter {
     body += "        --m;\n      }\n";
     for (size_t v = 0; v < n; ++v) body += "      " + Store(v, at("m + 1"), "key" + std::to_string(v)) + "\n";
     body += "    }\n";
-    const int64_t row_count = Product(rows);
+    const int64_t row_count = s.row_count;
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(row_count) * (length * (length + 1) / 2),
                                      "an insertion sort of rows of " + std::to_string(length)));
     return Finish({{GridLoop("i", count, copy), count}, {GridLoop("row", row_count, body), row_count}});
@@ -1006,20 +1020,13 @@ class Emitter {
   // all, log2(P) (log2(P) + 1) / 2 steps, and no invocation loops more
   // than its share of the row's pairs (lavapipe ends an invocation's loops
   // after 65535 iterations, and insertion needs about L^2 / 4 of them).
-  hlo::StatusOr<KernelSource> LongSort() {
+  hlo::StatusOr<KernelSource> LongSort(const SortRows& s) {
     const Instruction& r = *k_.root;
     const size_t n = r.operands.size();
-    ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(r, "dimensions"));
-    const int dim = static_cast<int>(dims.at(0));
-    ANVIL_ASSIGN_OR_RETURN(std::string cmp, Combiner(*r.called_computations.at(0)));
-    const auto& shape = r.operands[0]->shape.dims();
-    const int64_t count = Product(shape);
-    const int64_t length = shape[dim];
-    int64_t stride = 1;
-    for (int d = dim + 1; d < static_cast<int>(shape.size()); ++d) stride *= shape[d];
-    std::vector<int64_t> rows = shape;
-    rows[dim] = 1;
-    const int64_t row_count = Product(rows);
+    const std::string& cmp = s.cmp;
+    const std::vector<int64_t>& shape = s.shape;
+    const std::vector<int64_t>& rows = s.rows;
+    const int64_t count = s.count, length = s.length, stride = s.stride, row_count = s.row_count;
     int64_t padded = 1, steps = 0;
     for (int p = 1; padded < length; ++p) {
       padded *= 2;
