@@ -39,16 +39,24 @@ constexpr int64_t kGrain = 1 << 15;
 
 using TileFn = void (*)(const void*, const void*, const void*, void*, int64_t);
 
-// What a Horner chain's tile function (fused_tiles.inc's HornerTile) reads
-// for one tile besides x and the starting p: per step, whether it
-// multiplies by x, adds one value to every element (`values`) or adds a
-// tile (`terms`).
+// What an op chain's tile function (fused_tiles.inc's HornerTile) reads
+// for one tile besides x and the starting p: per step, its op, where its
+// term comes from (the chain's x, one value for every element in `values`,
+// or a tile in `terms`) and on which side of the op the term stands, all
+// in one code (Code), which the tile's loop switches on.
 constexpr int kMaxHornerSteps = 64;
+// HornerTile's switches name the ops by these indices.
+static_assert(static_cast<int>(ChainBinary::kAdd) == 0 && static_cast<int>(ChainBinary::kSubtract) == 1 &&
+              static_cast<int>(ChainBinary::kMultiply) == 2 && static_cast<int>(ChainBinary::kDivide) == 3 &&
+              static_cast<int>(ChainBinary::kSquare) == 4);
 struct HornerArgs {
-  enum Kind : uint8_t { kMultiply, kAddValue, kAddTile };
+  enum Operand : uint8_t { kX, kValue, kTile };
+  static constexpr uint8_t Code(ChainBinary op, Operand operand, bool term_first) {
+    return static_cast<uint8_t>(static_cast<int>(op) * 6 + static_cast<int>(operand) * 2 + (term_first ? 1 : 0));
+  }
   int count = 0;
   float start = 0;  // the starting p when it is one value (no p tile)
-  Kind kind[kMaxHornerSteps];
+  uint8_t code[kMaxHornerSteps];
   const float* terms[kMaxHornerSteps];
   float values[kMaxHornerSteps];
 };
@@ -356,9 +364,71 @@ struct Allocation {
     return r ? *r : -1;
   }
 };
+// Whether member m may be a step of an op chain (HornerOps): an f32 add,
+// subtract, multiply or divide of two f32 arrays, or a square.
+bool MayChain(const Instruction* m) {
+  if (!IsF32(m) || m->operands.size() != 2) return false;
+  if (m->operands[0] == m->operands[1] && m->opcode != Opcode::kMultiply) return false;
+  if (m->opcode != Opcode::kAdd && m->opcode != Opcode::kSubtract && m->opcode != Opcode::kMultiply &&
+      m->opcode != Opcode::kDivide) {
+    return false;
+  }
+  for (const Instruction* o : m->operands) {
+    if (!IsF32(o) || (o->shape.rank() == 0 && m->shape.rank() > 0)) return false;
+  }
+  return true;
+}
+
+// An op chain reads every step's operands when its last step runs, so
+// those operands' registers are held until then (`held[k]`: what member k,
+// a chain's last step, reads besides its own operands). Otherwise a
+// register freed after one step (layer norm's row mean, after x - mean)
+// would take the next step's term (the row scale) and end the chain there.
+std::vector<std::vector<const Instruction*>> ChainHolds(const std::vector<const Instruction*>& members,
+                                                         const InstructionMap& reads) {
+  std::vector<std::vector<const Instruction*>> held(members.size());
+  std::vector<bool> chained(members.size(), false);
+  std::vector<size_t> steps;
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (chained[k] || !MayChain(members[k])) continue;
+    steps.assign({k});
+    for (size_t at = k;;) {
+      const int* n = reads.Find(members[at]);
+      if (!n || *n > 2) break;
+      size_t next = at + 1;
+      while (next < members.size() && std::find(members[next]->operands.begin(), members[next]->operands.end(),
+                                                members[at]) == members[next]->operands.end()) {
+        ++next;
+      }
+      if (next == members.size() || !MayChain(members[next])) break;
+      const auto& uses = members[next]->operands;
+      if (*n != (uses[0] == members[at]) + (uses[1] == members[at])) break;  // read by another member too
+      steps.push_back(next);
+      at = next;
+    }
+    const bool squares = std::any_of(steps.begin(), steps.end(), [&](size_t j) {
+      return members[j]->operands[0] == members[j]->operands[1];
+    });
+    if (steps.size() < (squares ? 2u : 3u)) continue;  // as HornerOps takes them
+    for (size_t j = 0; j < steps.size(); ++j) {
+      chained[steps[j]] = true;
+      for (const Instruction* o : members[steps[j]]->operands) {
+        if (j == 0 || o != members[steps[j - 1]]) held[steps.back()].push_back(o);
+      }
+    }
+  }
+  return held;
+}
+
 Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   Allocation a;
   InstructionMap reads_left = CountReads(members);
+  const std::vector<std::vector<const Instruction*>> held = ChainHolds(members, reads_left);
+  for (const std::vector<const Instruction*>& h : held) {
+    for (const Instruction* o : h) {
+      if (int* n = reads_left.Find(o)) ++*n;
+    }
+  }
   // Every member but the root (a bf16 root too) gets a register, set as
   // the scan reaches it.
   const size_t with_registers = members.size() - (NarrowsRoot(members) ? 0 : 1);
@@ -375,15 +445,17 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
   for (size_t k = 0; k < members.size(); ++k) {
     const Instruction* m = members[k];
     free_after.clear();
-    for (const Instruction* o : m->operands) {
+    auto release = [&](const Instruction* o) {
       const int r = a.RegisterOf(o);
-      if (r < 0 || --*reads_left.Find(o) != 0) continue;
+      if (r < 0 || --*reads_left.Find(o) != 0) return;
       if (size(o) == size(m)) {
         busy[r] = false;
       } else {
         free_after.push_back(r);
       }
-    }
+    };
+    for (const Instruction* o : m->operands) release(o);
+    for (const Instruction* o : held[k]) release(o);
     if (k < with_registers) {  // the root writes the output
       int r = 0;
       while (busy[r]) ++r;
@@ -428,14 +500,46 @@ struct FusedOp {
   bool skips_uniform_fill = false;
 };
 
-// A chain of Horner steps that HornerOps made one op: per step, whether it
-// multiplies by the chain's x, else the operand it adds (a register or an
-// input, as FusedOp's operands) and whether that is read as one scalar.
+// An op chain that HornerOps made one op: per step, its op, whether its
+// term is the chain's x (the op's `a`), else the term's operand (a register
+// or an input, as FusedOp's operands) and whether that is read as one
+// scalar, and whether the term stands before p.
 struct HornerChain {
-  std::vector<bool> multiply;
+  std::vector<ChainBinary> ops;
+  std::vector<bool> reads_x;
   std::vector<int> terms;
   std::vector<bool> scalar_terms;
+  std::vector<bool> term_first;
+  size_t steps() const { return ops.size(); }
+  void Clear() {
+    ops.clear();
+    reads_x.clear();
+    terms.clear();
+    scalar_terms.clear();
+    term_first.clear();
+  }
+  void Add(ChainBinary op, int term, bool scalar, bool first) {
+    ops.push_back(op);
+    reads_x.push_back(false);
+    terms.push_back(term);
+    scalar_terms.push_back(scalar);
+    term_first.push_back(first);
+  }
 };
+
+// The term of a step that reads none (kSquare): no register or input.
+constexpr int kNoTerm = std::numeric_limits<int>::min();
+
+// The chain op of an f32 add, subtract, multiply or divide.
+std::optional<ChainBinary> ChainOpOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAdd: return ChainBinary::kAdd;
+    case Opcode::kSubtract: return ChainBinary::kSubtract;
+    case Opcode::kMultiply: return ChainBinary::kMultiply;
+    case Opcode::kDivide: return ChainBinary::kDivide;
+    default: return std::nullopt;
+  }
+}
 
 // The divisor of an s32 or u32 divide or remainder that is a broadcast of a
 // nonzero constant scalar, or nullopt (a zero divisor keeps the generic
@@ -522,19 +626,21 @@ std::vector<FusedOp> PairOps(const std::vector<FusedOp>& ops, const std::vector<
   return paired;
 }
 
-// Whether `op` may be a step of a Horner chain: an f32 multiply or add of
-// two arrays (either may be a splat read as a scalar), as pairs take.
-bool HornerStepOp(const FusedOp& op) {
-  return Pairable(op) && (op.member->opcode == Opcode::kMultiply || op.member->opcode == Opcode::kAdd);
-}
+// Whether `op` may be a step of an op chain: an f32 add, subtract,
+// multiply or divide of two arrays (either may be a splat read as a
+// scalar), as pairs take.
+bool ChainStepOp(const FusedOp& op) { return Pairable(op) && ChainOpOf(op.member->opcode).has_value(); }
 
-// Each run of three or more ops that evaluates a polynomial by Horner's
-// rule becomes one op (HornerTile), with its steps kept in registers. The
-// run starts with a multiply of the chain's x (an array) by the starting p;
-// each later step reads the one before it, and only it reads that result,
-// and either multiplies it by the same x or adds a term (any array or
-// scalar). JAX's erfc arrives as three such runs of 12 to 16 ops (a
-// constant added, then x multiplied, in turn).
+// Each run of three or more ops in which every op after the first reads
+// the op before it, and only it reads that result, becomes one op
+// (HornerTile) that keeps the running value in registers. The first op's
+// lhs is the starting p (a register, an input or a scalar) and its rhs the
+// first step's term; each later step's term is its other operand, on
+// either side. The array most steps read is the chain's x, loaded once per
+// block of the tile rather than at each step: a polynomial by Horner's
+// rule multiplies by x at every other step (JAX's erfc arrives as three
+// such runs of 12 to 16 ops); layer norm's (x - mean) * scale * gamma +
+// beta reads a different term at each step.
 //
 // The chain runs where its last step ran, and only that step's result is
 // stored. Ops between its steps run before it, in their order, where each
@@ -550,13 +656,11 @@ struct HornerRun {
   HornerChain chain;
   size_t end = 0;               // the index of the last step's op
   std::vector<size_t> between;  // ops between the steps, which run first
-  int steps() const { return static_cast<int>(chain.multiply.size()); }
+  int steps() const { return static_cast<int>(chain.steps()); }
   // Empty, keeping what it has allocated (a loop looks for a run at every
-  // multiply, and a warm compile builds every loop again).
+  // chain op, and a warm compile builds every loop again).
   void Clear() {
-    chain.multiply.clear();
-    chain.terms.clear();
-    chain.scalar_terms.clear();
+    chain.Clear();
     between.clear();
     end = 0;
   }
@@ -564,50 +668,89 @@ struct HornerRun {
 
 // The longest run from op k into `run` (`read` and `pending` are its
 // scratch, kept by the caller for the next).
-void LongestHornerRun(const std::vector<FusedOp>& ops, size_t k, int x_side, const InstructionMap& reads,
-                      HornerRun& run, std::vector<int>& read, std::vector<size_t>& pending) {
+void LongestHornerRun(const std::vector<FusedOp>& ops, size_t k, const InstructionMap& reads, HornerRun& run,
+                      std::vector<int>& read, std::vector<size_t>& pending) {
   const FusedOp& start = ops[k];
-  const Instruction* x = start.member->operands[static_cast<size_t>(x_side)];
   run.Clear();
   run.end = k;
-  run.chain.multiply.push_back(true);
-  run.chain.terms.push_back(0);
-  run.chain.scalar_terms.push_back(false);
+  run.chain.Add(*ChainOpOf(start.member->opcode), start.b, (start.scalars & 2) != 0, false);
   read.assign({start.a, start.b});  // registers the steps so far read (inputs are never written)
   pending.clear();                  // ops since the last step
   for (size_t next_at = k + 1; next_at < ops.size() && run.steps() < kMaxHornerSteps; ++next_at) {
     const FusedOp& prev = ops[run.end];
     const FusedOp& next = ops[next_at];
-    if (prev.out < 0 || !ReadOnce(reads, prev.member)) break;
+    // Read once, or twice by a square.
+    const int* prev_reads = reads.Find(prev.member);
+    if (prev.out < 0 || !prev_reads || *prev_reads > 2) break;
     const bool reads_prev = next.member && std::find(next.member->operands.begin(), next.member->operands.end(),
                                                      prev.member) != next.member->operands.end();
     if (!reads_prev) {
-      // An op between two steps: it may write no register a step read.
-      if (next.out < 0 || next.horner >= 0 || std::find(read.begin(), read.end(), next.out) != read.end()) break;
+      // An op between two steps: it may write no register a step read, and
+      // may be no op a chain of its own could take (the polynomial between
+      // exact GELU's exp(-x^2) / |x| and the multiply that reads it).
+      if (next.out < 0 || next.horner >= 0 || ChainStepOp(next) ||
+          std::find(read.begin(), read.end(), next.out) != read.end()) {
+        break;
+      }
       pending.push_back(next_at);
       continue;
     }
-    if (!HornerStepOp(next)) break;
+    if (!ChainStepOp(next)) break;
     const auto& uses = next.member->operands;
+    if (*prev_reads != (uses[0] == prev.member) + (uses[1] == prev.member)) break;  // another op reads it too
+    if (uses[0] == prev.member && uses[1] == prev.member) {
+      if (next.member->opcode != Opcode::kMultiply) break;
+      run.chain.Add(ChainBinary::kSquare, kNoTerm, false, false);  // p * p: layer norm's squared deviation
+      run.between.insert(run.between.end(), pending.begin(), pending.end());
+      pending.clear();
+      run.end = next_at;
+      continue;
+    }
     if ((uses[0] == prev.member) == (uses[1] == prev.member)) break;
     const int other = uses[0] == prev.member ? 1 : 0;
-    const bool other_scalar = (next.scalars & (1 << other)) != 0;
     const int other_id = other == 0 ? next.a : next.b;
-    if (next.member->opcode == Opcode::kMultiply) {
-      if (uses[static_cast<size_t>(other)] != x || other_scalar) break;
-      run.chain.multiply.push_back(true);
-      run.chain.terms.push_back(0);
-      run.chain.scalar_terms.push_back(false);
-    } else {
-      run.chain.multiply.push_back(false);
-      run.chain.terms.push_back(other_id);
-      run.chain.scalar_terms.push_back(other_scalar);
-      read.push_back(other_id);
-    }
+    run.chain.Add(*ChainOpOf(next.member->opcode), other_id, (next.scalars & (1 << other)) != 0, other == 0);
+    read.push_back(other_id);
     run.between.insert(run.between.end(), pending.begin(), pending.end());
     pending.clear();
     run.end = next_at;
   }
+}
+
+// The array a chain's steps read more than once and most often (its x),
+// else the starting p, else the first array term; false where the chain
+// reads no array. (A term read once stays a term, which a tile inside one
+// run of a row broadcast reads as one value: layer norm's mean and scale.)
+bool ChooseChainX(HornerChain& chain, const FusedOp& start, int* x) {
+  int best = 1;
+  for (size_t s = 0; s < chain.steps(); ++s) {
+    if (chain.scalar_terms[s]) continue;
+    if (chain.terms[s] == kNoTerm) continue;
+    int n = 0;
+    for (size_t u = 0; u < chain.steps(); ++u) n += !chain.scalar_terms[u] && chain.terms[u] == chain.terms[s];
+    if (n > best) {
+      best = n;
+      *x = chain.terms[s];
+    }
+  }
+  if (best == 1) {
+    if (!(start.scalars & 1)) {
+      *x = start.a;
+      return true;
+    }
+    for (size_t s = 0; s < chain.steps(); ++s) {
+      if (!chain.scalar_terms[s] && chain.terms[s] != kNoTerm) {
+        *x = chain.terms[s];
+        chain.reads_x[s] = true;
+        return true;
+      }
+    }
+    return false;
+  }
+  for (size_t s = 0; s < chain.steps(); ++s) {
+    if (!chain.scalar_terms[s] && chain.terms[s] == *x) chain.reads_x[s] = true;
+  }
+  return true;
 }
 
 std::vector<FusedOp> HornerOps(const std::vector<FusedOp>& ops, const std::vector<const Instruction*>& members,
@@ -616,50 +759,45 @@ std::vector<FusedOp> HornerOps(const std::vector<FusedOp>& ops, const std::vecto
   std::vector<FusedOp> out;
   out.reserve(ops.size());
   std::vector<bool> taken(ops.size(), false);  // ops a chain ran, or ran before it
-  HornerRun best, run;
+  HornerRun run;
   std::vector<int> read;
   std::vector<size_t> pending;
   for (size_t k = 0; k < ops.size(); ++k) {
     if (taken[k]) continue;
     const FusedOp& start = ops[k];
-    // A multiply whose result more than one op reads (or none) starts no
-    // run (LongestHornerRun stops at once), so it is not looked for.
-    if (!HornerStepOp(start) || start.member->opcode != Opcode::kMultiply || start.out < 0 ||
-        !ReadOnce(reads, start.member)) {
+    // An op whose result is read more than twice (or never) starts no run
+    // (LongestHornerRun stops at once: it takes a result read once, or
+    // twice by a square), so it is not looked for.
+    const int* start_reads = reads.Find(start.member);
+    if (!ChainStepOp(start) || start.out < 0 || !start_reads || *start_reads > 2) {
       out.push_back(start);
       continue;
     }
-    // x is whichever array operand of the first multiply the later ones
-    // multiply by; the other operand is the starting p.
-    best.Clear();
-    int best_x = -1;
-    for (int x_side : {1, 0}) {
-      if (start.scalars & (1 << x_side)) continue;
-      LongestHornerRun(ops, k, x_side, reads, run, read, pending);
-      if (run.steps() > best.steps()) {
-        std::swap(best, run);
-        best_x = x_side;
-      }
-    }
-    if (best.steps() < 3) {  // a pair is PairOps' to make
+    LongestHornerRun(ops, k, reads, run, read, pending);
+    int x = 0;
+    // Two steps are a pair, PairOps' to make, unless one squares (which no
+    // pair takes).
+    const bool squares = std::find(run.chain.ops.begin(), run.chain.ops.end(), ChainBinary::kSquare) !=
+                         run.chain.ops.end();
+    if (run.steps() < (squares ? 2 : 3) || !ChooseChainX(run.chain, start, &x)) {
       out.push_back(start);
       continue;
     }
-    for (size_t m : best.between) {
+    for (size_t m : run.between) {
       out.push_back(ops[m]);
       taken[m] = true;
     }
-    FusedOp op = ops[best.end];  // the last step's result register and member
+    FusedOp op = ops[run.end];  // the last step's result register and member
     op.fn = HornerTileFor(HostTileIsa());
-    op.a = best_x == 0 ? start.a : start.b;
-    op.b = best_x == 0 ? start.b : start.a;
-    op.scalars = (start.scalars & (1 << (1 - best_x))) != 0 ? 2 : 0;
+    op.a = x;
+    op.b = start.a;
+    op.scalars = (start.scalars & 1) != 0 ? 2 : 0;
     op.has_b = true;
     op.has_c = false;
     op.horner = static_cast<int>(chains.size());
-    chains.push_back(std::move(best.chain));
+    chains.push_back(run.chain);
     out.push_back(op);
-    for (size_t m = k; m <= best.end; ++m) taken[m] = true;
+    for (size_t m = k; m <= run.end; ++m) taken[m] = true;
   }
   return out;
 }
@@ -833,7 +971,11 @@ void RunHornerChainWith(Isa isa, const float* x, const float* p0, float start, c
   args.start = start;
   for (int s = 0; s < args.count; ++s) {
     const HornerStep& step = steps[static_cast<size_t>(s)];
-    args.kind[s] = step.multiply ? HornerArgs::kMultiply : step.tile ? HornerArgs::kAddTile : HornerArgs::kAddValue;
+    args.code[s] = step.multiply                     ? HornerArgs::Code(ChainBinary::kMultiply, HornerArgs::kX, false)
+                   : step.op == ChainBinary::kSquare ? HornerArgs::Code(ChainBinary::kSquare, HornerArgs::kX, false)
+                                                     : HornerArgs::Code(step.op, step.tile ? HornerArgs::kTile
+                                                                                          : HornerArgs::kValue,
+                                                                        step.term_first);
     args.terms[s] = step.tile;
     args.values[s] = step.value;
   }
@@ -1013,18 +1155,23 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
         if (op.horner >= 0) {
           const HornerChain& chain = horners[static_cast<size_t>(op.horner)];
           HornerArgs args;
-          args.count = static_cast<int>(chain.multiply.size());
+          args.count = static_cast<int>(chain.steps());
           for (int s = 0; s < args.count; ++s) {
             const auto step = static_cast<size_t>(s);
-            if (chain.multiply[step]) {
-              args.kind[s] = HornerArgs::kMultiply;
+            const int term = chain.terms[step];
+            HornerArgs::Operand operand = HornerArgs::kTile;
+            if (chain.reads_x[step] || term == kNoTerm) {
+              operand = HornerArgs::kX;  // kSquare reads no term
             } else if (chain.scalar_terms[step]) {
-              args.kind[s] = HornerArgs::kAddValue;
-              args.values[s] = *static_cast<const float*>(scalar(chain.terms[step]));
+              operand = HornerArgs::kValue;
+              args.values[s] = *static_cast<const float*>(scalar(term));
+            } else if (term >= 0 && uniform[term]) {  // a broadcast that left this tile unfilled
+              operand = HornerArgs::kValue;
+              args.values[s] = *static_cast<const float*>(uniform[term]);
             } else {
-              args.kind[s] = HornerArgs::kAddTile;
-              args.terms[s] = static_cast<const float*>(source(chain.terms[step]));
+              args.terms[s] = static_cast<const float*>(source(term));
             }
+            args.code[s] = HornerArgs::Code(chain.ops[step], operand, chain.term_first[step]);
           }
           const void* p = nullptr;
           if (op.scalars & 2) {
@@ -1093,11 +1240,22 @@ std::array<int, 4> RegistersRead(const FusedOp& op, const std::vector<HornerChai
   read[1] = op.has_b && op.b >= 0 && !(op.scalars & 2) ? op.b : -1;
   read[2] = op.has_c && op.divisor < 0 && op.c >= 0 && !(op.scalars & 4) ? op.c : -1;
   if (op.horner >= 0) {
-    for (int term : horners[static_cast<size_t>(op.horner)].terms) {
-      if (term == term_register) read[3] = term;
+    const HornerChain& chain = horners[static_cast<size_t>(op.horner)];
+    for (size_t s = 0; s < chain.steps(); ++s) {
+      if (!chain.reads_x[s] && chain.terms[s] == term_register) read[3] = term_register;
     }
   }
   return read;
+}
+
+// Whether a chain reads register r only as tile terms, which it reads
+// as one value on a tile where r's broadcast left r unfilled (RunInto).
+bool ChainTakesUniform(const FusedOp& op, const std::vector<HornerChain>& horners, int r) {
+  const HornerChain& chain = horners[static_cast<size_t>(op.horner)];
+  for (size_t s = 0; s < chain.steps(); ++s) {
+    if (chain.terms[s] == r && (chain.scalar_terms[s] || chain.reads_x[s])) return false;
+  }
+  return true;
 }
 
 // Where a broadcast fills a tile register with one value repeated (a row's
@@ -1158,7 +1316,7 @@ void PlanUniformBroadcasts(std::vector<FusedOp>& ops, const std::vector<HornerCh
       for (int p = 0; p < 4; ++p) {
         if (regs[static_cast<size_t>(p)] != r) continue;
         ++positions;
-        all = all && p < 3 && (op.uniform_operands >> p & 1);
+        all = all && (p < 3 ? (op.uniform_operands >> p & 1) != 0 : ChainTakesUniform(op, horners, r));
       }
       all = all && positions <= 1;
       read = read || positions > 0;
@@ -1306,7 +1464,7 @@ std::optional<FusedLoopSummary> SummarizeFusedLoop(const std::vector<const Instr
   for (const FusedOp& op : loop->ops) {
     if (op.horner >= 0) {
       ++summary.horner_chains;
-      summary.horner_steps += static_cast<int>(loop->horners[static_cast<size_t>(op.horner)].multiply.size());
+      summary.horner_steps += static_cast<int>(loop->horners[static_cast<size_t>(op.horner)].steps());
     }
     if (op.member && op.scalars != 0 && op.divisor < 0) ++summary.scalar_reads;
     if (!op.member && !op.iota && op.strided < 0 && op.out >= 0) ++summary.fills;

@@ -28,14 +28,19 @@ namespace anvil::cpu {
 inline constexpr int kMaxFusedRegisters = 16;
 inline constexpr int64_t kFusedTile = 1024;
 
-// One step of a polynomial by Horner's rule, as the loop runs a chain of
-// them in one pass (fused_tiles.inc's HornerTile): p = p * x, or p = p +
-// the step's term, a tile of the chain's n elements or, where `tile` is
-// null, `value` for every element.
+// One step of an op chain, as the loop runs a chain of f32 binary ops in
+// one pass with the running value p kept in registers (fused_tiles.inc's
+// HornerTile; polynomials by Horner's rule were its first use): p = p * x,
+// or p = p op term (term op p where `term_first`), the term a tile of the
+// chain's n elements or, where `tile` is null, `value` for every element;
+// kSquare (p = p * p) reads no term.
+enum class ChainBinary : uint8_t { kAdd, kSubtract, kMultiply, kDivide, kSquare };
 struct HornerStep {
   bool multiply = false;
   const float* tile = nullptr;
   float value = 0;
+  ChainBinary op = ChainBinary::kAdd;
+  bool term_first = false;
 };
 
 // A chain of at most 64 steps (more throw) over n elements from p0 (or, where it is

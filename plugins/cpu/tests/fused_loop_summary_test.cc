@@ -1,9 +1,9 @@
 // Which path the fused loop takes for a group (SummarizeFusedLoop), so that
 // a loop that silently stops taking it fails here: the results tests
 // (fused_loop_test.cc, horner_tile_test.cc) would pass either way, since
-// every path computes the same bits. Polynomials by Horner's rule become
-// chains (JAX's exact GELU as jaxlib sends it: three), but not where a step's
-// result is read again; selects of constants and bf16 ops of bf16 constants
+// every path computes the same bits. Runs of f32 adds, subtracts, multiplies
+// and divides become chains (JAX's exact GELU as jaxlib sends it: three),
+// but not through a result read again; selects of constants and bf16 ops of bf16 constants
 // read them as scalars and fill no register.
 #include <gtest/gtest.h>
 
@@ -50,12 +50,15 @@ TEST(FusedLoopSummary, JaxExactGeluHoldsThreeHornerChains) {
   text << file.rdbuf();
   const std::vector<FusedLoopSummary> loops = Summaries(text.str());
   ASSERT_EQ(loops.size(), 1u);
-  // Chains of 16, 14 and 12 steps: eight, seven and six multiply-adds.
+  // Chains of 16, 14 and 14 steps: eight, seven and six multiply-adds,
+  // the last followed by erfc's x * p and 1 - that (terms before p).
   EXPECT_EQ(loops[0].horner_chains, 3);
-  EXPECT_EQ(loops[0].horner_steps, 42);
+  EXPECT_EQ(loops[0].horner_steps, 44);
 }
 
-TEST(FusedLoopSummary, AStepReadTwiceEndsNoChain) {
+// d1 is read twice, so no chain runs through it: the chain starts after
+// it, from d1 as its starting value, and reads it again as its last term.
+TEST(FusedLoopSummary, AStepReadTwiceStartsTheChainAfterIt) {
   const std::string s = "f32[4096]";
   const std::vector<FusedLoopSummary> loops = Summaries(
       "HloModule m\nENTRY e {\n  w = " + s + " parameter(0)\n  c0 = f32[] constant(0.75)\n  c1 = f32[] constant(-1.25)\n"
@@ -63,7 +66,52 @@ TEST(FusedLoopSummary, AStepReadTwiceEndsNoChain) {
       "  d1 = " + s + " multiply(b0, w)\n  d2 = " + s + " add(d1, b1)\n  d3 = " + s + " multiply(d2, w)\n"
       "  ROOT d4 = " + s + " add(d3, d1)\n}\n");
   ASSERT_EQ(loops.size(), 1u);
-  EXPECT_EQ(loops[0].horner_chains, 0);
+  EXPECT_EQ(loops[0].horner_chains, 1);
+  EXPECT_EQ(loops[0].horner_steps, 3);
+}
+
+// Layer norm's last loop, (x - mean) * scale * gamma + beta along rows,
+// is one chain whose per-row terms (mean, scale) are broadcasts that a tile
+// inside one row reads as one value, filling no register.
+TEST(FusedLoopSummary, LayerNormScalingIsOneChainOfUnfilledRowTerms) {
+  const std::vector<FusedLoopSummary> loops = Summaries(
+      "HloModule m\nENTRY e {\n  x = f32[64,1024] parameter(0)\n  mean = f32[64] parameter(1)\n"
+      "  scale = f32[64] parameter(2)\n  g = f32[1024] parameter(3)\n  b = f32[1024] parameter(4)\n"
+      "  mb = f32[64,1024] broadcast(mean), dimensions={0}\n  sb = f32[64,1024] broadcast(scale), dimensions={0}\n"
+      "  gb = f32[64,1024] broadcast(g), dimensions={1}\n  bb = f32[64,1024] broadcast(b), dimensions={1}\n"
+      "  d = f32[64,1024] subtract(x, mb)\n  y = f32[64,1024] multiply(d, sb)\n"
+      "  yg = f32[64,1024] multiply(y, gb)\n  ROOT r = f32[64,1024] add(yg, bb)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].horner_chains, 1);
+  EXPECT_EQ(loops[0].horner_steps, 4);
+  EXPECT_EQ(loops[0].uniform_fills, 2);
+}
+
+// fused_op_chains.hlo: two chains, of four and seven steps, the first
+// reading the row mean and scale as one value per tile.
+TEST(FusedLoopSummary, OpChainsHoldTheirTerms) {
+  std::ifstream file(std::string(ANVIL_CPU_TESTS_DIR) + "/fused_op_chains.hlo");
+  ASSERT_TRUE(file) << "cannot read fused_op_chains.hlo";
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::vector<FusedLoopSummary> loops = Summaries(text.str());
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].horner_chains, 2);
+  EXPECT_EQ(loops[0].horner_steps, 11);
+  EXPECT_EQ(loops[0].uniform_fills, 2);
+}
+
+// Layer norm's squared deviation, (x - mean) * (x - mean), is a chain of
+// two steps, the second a square, which no pair takes.
+TEST(FusedLoopSummary, ASquaredDeviationIsAChainOfTwo) {
+  const std::vector<FusedLoopSummary> loops = Summaries(
+      "HloModule m\nENTRY e {\n  x = f32[64,1024] parameter(0)\n  mean = f32[64] parameter(1)\n"
+      "  mb = f32[64,1024] broadcast(mean), dimensions={0}\n  d = f32[64,1024] subtract(x, mb)\n"
+      "  ROOT d2 = f32[64,1024] multiply(d, d)\n}\n");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].horner_chains, 1);
+  EXPECT_EQ(loops[0].horner_steps, 2);
+  EXPECT_EQ(loops[0].uniform_fills, 1);
 }
 
 TEST(FusedLoopSummary, SelectsOfConstantsFillNoRegister) {

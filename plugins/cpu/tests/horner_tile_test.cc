@@ -1,7 +1,8 @@
-// The fused loop's pass for a polynomial by Horner's rule (HornerTile),
-// built for each instruction set this CPU runs, checked bit for bit
-// against the same steps done one at a time: from a tile or from one value,
-// with terms that are tiles or values, on lengths that leave a partial
+// The fused loop's pass for an op chain (HornerTile; polynomials by
+// Horner's rule were its first use), built for each instruction set this
+// CPU runs, checked bit for bit against the same steps done one at a time:
+// from a tile or from one value, with terms that are tiles or values, each
+// of the four ops with its term on either side, on lengths that leave a partial
 // block of registers and a scalar tail, with signed zeros, infinities and
 // NaN among the operands, and written over its own x (the loop may store
 // the chain's result where its x was).
@@ -17,8 +18,26 @@
 namespace anvil::cpu {
 namespace {
 
+float Apply(ChainBinary op, float a, float b) {
+  switch (op) {
+    case ChainBinary::kAdd: return a + b;
+    case ChainBinary::kSubtract: return a - b;
+    case ChainBinary::kMultiply: return a * b;
+    case ChainBinary::kDivide: return a / b;
+    case ChainBinary::kSquare: return a * a;
+  }
+  return 0;
+}
+
 float StepByStep(float x, float p, const std::vector<HornerStep>& steps, int64_t k) {
-  for (const HornerStep& s : steps) p = s.multiply ? p * x : p + (s.tile ? s.tile[k] : s.value);
+  for (const HornerStep& s : steps) {
+    if (s.multiply) {
+      p = p * x;
+      continue;
+    }
+    const float term = s.tile ? s.tile[k] : s.value;
+    p = s.term_first ? Apply(s.op, term, p) : Apply(s.op, p, term);
+  }
   return p;
 }
 
@@ -56,6 +75,48 @@ TEST(HornerTile, EachInstructionSetGivesTheStepByStepBits) {
           const float want = StepByStep(x[k], from_tile ? p0[k] : -1.75f, steps, k);
           if (!SameBits(out[k], want) && wrong++ < 4) {
             ADD_FAILURE() << "isa " << static_cast<int>(isa) << ", n " << n << (from_tile ? ", from a tile" : ", from a value")
+                          << ", element " << k << ": " << out[k] << ", expected " << want;
+          }
+        }
+        EXPECT_EQ(wrong, 0);
+      }
+    }
+  }
+}
+
+// Chains of any of the four ops, each term (a tile or a value) on either
+// side of p, and squares: layer norm's (x - mean) * scale * gamma + beta
+// and (x - mean)^2, erfc's 1 - x * p, divisions both ways.
+TEST(HornerTile, EveryOpWithItsTermOnEitherSideGivesTheStepByStepBits) {
+  for (const int64_t n : {int64_t{1}, int64_t{17}, int64_t{128}, int64_t{1000}}) {
+    std::vector<float> x = Values(n, 7), p0 = Values(n, 8), t1 = Values(n, 9), t2 = Values(n, 10);
+    if (n >= 8) {
+      t1[0] = 0.0f;  // a division by zero, both ways
+      p0[1] = -0.0f;
+      t2[2] = NAN;
+      t1[3] = INFINITY;
+      x[4] = 1e-38f;  // quotients that underflow
+      t2[4] = 1e30f;
+    }
+    for (const bool term_first : {false, true}) {
+      std::vector<HornerStep> steps;
+      for (const ChainBinary op : {ChainBinary::kSubtract, ChainBinary::kDivide, ChainBinary::kAdd,
+                                   ChainBinary::kMultiply}) {
+        steps.push_back(HornerStep{false, t1.data(), 0, op, term_first});
+        steps.push_back(HornerStep{false, nullptr, -1.5f, op, !term_first});
+        steps.push_back(HornerStep{false, t2.data(), 0, op, !term_first});
+        steps.push_back(HornerStep{true, nullptr, 0});
+        steps.push_back(HornerStep{false, nullptr, 0.25f, op, term_first});
+        steps.push_back(HornerStep{false, nullptr, 0, ChainBinary::kSquare});
+      }
+      for (const Isa isa : TileIsasThisCpuRuns()) {
+        std::vector<float> out(static_cast<size_t>(n));
+        RunHornerChainWith(isa, x.data(), p0.data(), 0, steps, out.data(), n);
+        int wrong = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          const float want = StepByStep(x[k], p0[k], steps, k);
+          if (!SameBits(out[k], want) && wrong++ < 4) {
+            ADD_FAILURE() << "isa " << static_cast<int>(isa) << ", n " << n << ", terms first " << term_first
                           << ", element " << k << ": " << out[k] << ", expected " << want;
           }
         }
