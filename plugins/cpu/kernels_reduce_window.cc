@@ -156,12 +156,6 @@ Kernel ReduceWindowOf(std::shared_ptr<const WindowTables> t, Slot in, Slot init,
   };
 }
 
-// A prefix window along one dimension: `lines` rows of `length` elements
-// `stride` apart (outer * length * inner, in row-major terms).
-struct Scan {
-  int64_t outer = 1, length = 1, inner = 1;
-};
-
 // Output o along the scanned dimension combines inputs 0..o, in order.
 // Where the scanned dimension is not the innermost (cumsum along axis 0),
 // a block of neighbouring lines advances together, one step of each per
@@ -210,30 +204,6 @@ Kernel ScanOf(Scan s, Slot in, Slot init, Slot out, Combine combine) {
       }
     });
   };
-}
-
-// The scan a window describes, if it is a prefix window along exactly one
-// dimension (size n = the dimension, padded n-1 below and 0 above, stride 1,
-// no dilation) with windows of one element everywhere else.
-std::optional<Scan> PrefixScan(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& dims,
-                               const std::vector<int64_t>& out_dims) {
-  if (dims != out_dims) return std::nullopt;
-  std::optional<size_t> axis;
-  for (size_t d = 0; d < window.size(); ++d) {
-    const hlo::WindowDim& w = window[d];
-    if (w.stride != 1 || w.base_dilation != 1 || w.window_dilation != 1 || w.reversal) return std::nullopt;
-    if (w.size == 1 && w.pad_low == 0 && w.pad_high == 0) continue;
-    if (axis || dims[d] < 2 || w.size != dims[d] || w.pad_low != dims[d] - 1 || w.pad_high != 0) return std::nullopt;
-    axis = d;
-  }
-  if (!axis) return std::nullopt;
-  Scan s;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d < *axis) s.outer *= dims[d];
-    if (d > *axis) s.inner *= dims[d];
-  }
-  s.length = dims[*axis];
-  return s;
 }
 
 template <typename T>
@@ -374,6 +344,27 @@ WindowInterior InteriorOf(const hlo::WindowDim& window, const std::vector<int64_
   interior.end = interior.begin;
   while (interior.end < positions && all_inside(interior.end)) ++interior.end;
   return interior;
+}
+
+std::optional<Scan> PrefixScan(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& dims,
+                               const std::vector<int64_t>& out_dims) {
+  if (dims != out_dims) return std::nullopt;
+  std::optional<size_t> axis;
+  for (size_t d = 0; d < window.size(); ++d) {
+    const hlo::WindowDim& w = window[d];
+    if (w.stride != 1 || w.base_dilation != 1 || w.window_dilation != 1 || w.reversal) return std::nullopt;
+    if (w.size == 1 && w.pad_low == 0 && w.pad_high == 0) continue;
+    if (axis || dims[d] < 2 || w.size != dims[d] || w.pad_low != dims[d] - 1 || w.pad_high != 0) return std::nullopt;
+    axis = d;
+  }
+  if (!axis) return std::nullopt;
+  Scan s;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d < *axis) s.outer *= dims[d];
+    if (d > *axis) s.inner *= dims[d];
+  }
+  s.length = dims[*axis];
+  return s;
 }
 
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {

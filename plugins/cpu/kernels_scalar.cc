@@ -166,10 +166,41 @@ Kernel ScalarReduceKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   };
 }
 
+// A prefix window (PrefixScan) by any scalar body: each line's outputs in
+// order, each the output before it (the inits, first) combined with one
+// more input, the combines the window walk makes for it. JAX's
+// cumlogsumexp of f32[129,4099] walked every window: about 100 s.
+Kernel ScalarScanKernel(Reducer r, Scan s, const std::vector<Slot>& in, const std::vector<Slot>& out) {
+  const size_t n = out.size();
+  return [=, r = std::move(r)](const Frame& frame) {
+    const ReducerBuffers b(frame, in, out);
+    const int64_t lines = s.outer * s.inner;
+    const int64_t grain = std::max<int64_t>(1, 4096 / s.length);
+    frame.parallel->For(lines, grain, [&](int64_t lo, int64_t hi) {
+      std::vector<Scalar> registers = r.body.NewRegisters();
+      std::vector<Scalar> args(2 * n), acc(n);
+      for (int64_t line = lo; line < hi; ++line) {
+        const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
+        for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(r.types[v], b.init[v]);
+        for (int64_t o = 0; o < s.length; ++o) {
+          const int64_t at = base + o * s.inner;
+          for (size_t v = 0; v < n; ++v) {
+            args[v] = acc[v];
+            args[n + v] = hlo::LoadScalar(r.types[v], b.x[v] + at * r.bytes[v]);
+          }
+          r.body.Run(args.data(), registers, acc.data());
+          for (size_t v = 0; v < n; ++v) hlo::StoreScalar(r.types[v], acc[v], b.y[v] + at * r.bytes[v]);
+        }
+      }
+    });
+  };
+}
+
 // reduce-window of N operands with N init values by any scalar body: each
 // result starts at the inits and takes the window's taps in row-major
 // window order, skipping those in the padding or between base-dilated
-// elements, as the evaluator's walk does.
+// elements, as the evaluator's walk does (a scan where the window is a
+// prefix: ScalarScanKernel).
 Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out) {
   const size_t n = out.size();
   if (i.operands.empty()) return nullptr;
@@ -181,6 +212,9 @@ Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slo
   const hlo::Shape& first = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
   const std::vector<int64_t> out_dims = first.dims();
   if (out_dims.size() != in_dims.size()) return nullptr;
+  if (const std::optional<Scan> scan = PrefixScan(*window, in_dims, out_dims)) {
+    return ScalarScanKernel(*std::move(reducer), *scan, in, out);
+  }
   std::optional<WindowTaps> window_taps = MakeWindowTaps(*window, in_dims, out_dims);
   if (!window_taps) return nullptr;
   const std::vector<int64_t> taps = window_taps->taps;
