@@ -346,27 +346,6 @@ WindowInterior InteriorOf(const hlo::WindowDim& window, const std::vector<int64_
   return interior;
 }
 
-std::optional<Scan> PrefixScan(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& dims,
-                               const std::vector<int64_t>& out_dims) {
-  if (dims != out_dims) return std::nullopt;
-  std::optional<size_t> axis;
-  for (size_t d = 0; d < window.size(); ++d) {
-    const hlo::WindowDim& w = window[d];
-    if (w.stride != 1 || w.base_dilation != 1 || w.window_dilation != 1 || w.reversal) return std::nullopt;
-    if (w.size == 1 && w.pad_low == 0 && w.pad_high == 0) continue;
-    if (axis || dims[d] < 2 || w.size != dims[d] || w.pad_low != dims[d] - 1 || w.pad_high != 0) return std::nullopt;
-    axis = d;
-  }
-  if (!axis) return std::nullopt;
-  Scan s;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d < *axis) s.outer *= dims[d];
-    if (d > *axis) s.inner *= dims[d];
-  }
-  s.length = dims[*axis];
-  return s;
-}
-
 Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out) {
   if (i.operands.size() != 2 || in.size() != 2 || !i.shape.IsArray() || i.called_computations.size() != 1) return nullptr;
   const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*i.called_computations[0]);
@@ -375,7 +354,7 @@ Kernel ReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slot>& in
   auto window = hlo::ParseWindow(a ? a->value : "");
   const auto& in_dims = i.operands[0]->shape.dims();
   if (!window.ok() || window->size() != in_dims.size()) return nullptr;
-  const std::optional<Scan> scan = PrefixScan(*window, in_dims, i.shape.dims());
+  const std::optional<Scan> scan = hlo::PrefixScan(*window, in_dims, i.shape.dims());
   auto t = std::make_shared<WindowTables>();
   t->out_dims = i.shape.dims();
   t->in_strides = RowMajorStrides(in_dims);

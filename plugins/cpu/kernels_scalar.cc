@@ -212,7 +212,7 @@ Kernel ScalarReduceWindowKernel(const hlo::Instruction& i, const std::vector<Slo
   const hlo::Shape& first = i.shape.IsTuple() ? i.shape.tuple_elements()[0] : i.shape;
   const std::vector<int64_t> out_dims = first.dims();
   if (out_dims.size() != in_dims.size()) return nullptr;
-  if (const std::optional<Scan> scan = PrefixScan(*window, in_dims, out_dims)) {
+  if (const std::optional<Scan> scan = hlo::PrefixScan(*window, in_dims, out_dims)) {
     return ScalarScanKernel(*std::move(reducer), *scan, in, out);
   }
   std::optional<WindowTaps> window_taps = MakeWindowTaps(*window, in_dims, out_dims);

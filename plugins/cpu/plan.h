@@ -14,6 +14,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/ir.h"
+#include "hlo/patterns.h"
 #include "hlo/literal.h"
 #include "plugins/cpu/parallel.h"
 
@@ -142,20 +143,8 @@ struct WindowTaps {
 };
 std::optional<WindowTaps> MakeWindowTaps(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& in_dims,
                                          const std::vector<int64_t>& out_dims);
-// A reduce-window that is a scan: a prefix window along one dimension of
-// `length` elements, in `outer` blocks of `length * inner` (row-major), so
-// that output o along it combines inputs 0..o in order, as the window walk
-// takes them. Each output is then the one before it combined with one more
-// input: the same combines in the same order, for any body, in O(n) rather
-// than O(n^2) (JAX's cumsum, cummax, cumlogsumexp).
-struct Scan {
-  int64_t outer = 1, length = 1, inner = 1;
-};
-// The scan a window describes, if it is a prefix window along exactly one
-// dimension (size n = the dimension, padded n-1 below and 0 above, stride 1,
-// no dilation) with windows of one element everywhere else.
-std::optional<Scan> PrefixScan(const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& dims,
-                               const std::vector<int64_t>& out_dims);
+// (Scans: hlo/patterns.h's PrefixScan.)
+using Scan = hlo::WindowScan;
 // A dimension's interior: the first run of output positions [begin, end)
 // whose taps all read inside the input (its tap table `table`, `taps` taps
 // per position), where (no base dilation) tap w of position o reads input

@@ -7,6 +7,7 @@
 
 #include "hlo/attributes.h"
 #include "hlo/kernel_index.h"
+#include "hlo/patterns.h"
 #include "plugins/gpu/element_types.h"
 #include "plugins/gpu/scalar_emitter.h"
 
@@ -728,6 +729,14 @@ class Emitter {
     window.resize(in.size());
     const auto& out_dims = result_.outputs[0].dims();
     ANVIL_ASSIGN_OR_RETURN(std::string fn, Combiner(*r.called_computations.at(0)));
+    // bf16 and f16 sums carry a double and round once, as the evaluator's
+    // do (a bf16 cumsum rounded every step stops growing).
+    const ElementType t = result_.outputs[0].element_type();
+    const bool wide_sum = n == 1 && IsAddition(*r.called_computations.at(0)) &&
+                          (t == ElementType::kBF16 || t == ElementType::kF16);
+    if (const std::optional<hlo::WindowScan> scan = hlo::PrefixScan(window, in, out_dims)) {
+      return ReduceWindowScan(*scan, fn, n, wide_sum);
+    }
     std::vector<int64_t> wdims;
     for (const hlo::WindowDim& w : window) wdims.push_back(w.size);
     const auto oc = hlo::CoordinatesOf("o", out_dims);
@@ -754,11 +763,6 @@ class Emitter {
       ic.push_back("uint(" + x + ")");
     }
     body += "      uint at = " + hlo::LinearIndexOf(ic, in) + ";\n";
-    // bf16 and f16 sums carry a double and round once, as the evaluator's
-    // do (a bf16 cumsum rounded every step stops growing).
-    const ElementType t = result_.outputs[0].element_type();
-    const bool wide_sum = n == 1 && IsAddition(*r.called_computations.at(0)) &&
-                          (t == ElementType::kBF16 || t == ElementType::kF16);
     if (wide_sum) {
       body = "    double wide = double(" + Read(r.operands[1], "0u") + ");\n" + body.substr(body.find("    for (uint w"));
       body += "      wide += double(" + Read(r.operands[0], "at") + ");\n    }\n";
@@ -775,6 +779,48 @@ class Emitter {
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * Product(wdims),
                                      "a reduce-window of " + std::to_string(Product(wdims)) + " positions a window"));
     return Finish({{GridLoop("o", count, body), count}});
+  }
+
+  // A prefix window (hlo::PrefixScan: JAX's cumsum, cummax, cumlogsumexp)
+  // as a scan, an invocation per line: each output is the one before it
+  // combined with one more input, the combines the window walk makes for
+  // it, for any body (a bf16 or f16 sum's double too), so the bits are the
+  // walk's, in `length` steps a line where the walk took length^2 / 2.
+  hlo::StatusOr<KernelSource> ReduceWindowScan(const hlo::WindowScan& s, const std::string& fn, size_t n,
+                                               bool wide_sum) {
+    const Instruction& r = *k_.root;
+    std::string body = "    uint base = (line / " + U(s.inner) + ") * " + U(s.length * s.inner) + " + line % " +
+                       U(s.inner) + ";\n";
+    if (wide_sum) {
+      body += "    double wide = double(" + Read(r.operands[1], "0u") + ");\n";
+    } else {
+      for (size_t v = 0; v < n; ++v) {
+        body += "    " + Reg(r.operands[v]) + " acc" + std::to_string(v) + " = " + Read(r.operands[n + v], "0u") + ";\n";
+      }
+    }
+    body += "    for (uint o = 0u; o < " + U(s.length) + "; ++o) {\n";
+    body += "      uint at = base + o * " + U(s.inner) + ";\n";
+    if (wide_sum) {
+      body += "      wide += double(" + Read(r.operands[0], "at") + ");\n";
+      body += "      " + Store(0, "at", NarrowOnce(result_.outputs[0].element_type(), "wide")) + "\n";
+    } else {
+      std::string call = fn + "(";
+      for (size_t v = 0; v < n; ++v) {
+        body += "      " + Reg(r.operands[v]) + " n" + std::to_string(v) + ";\n";
+        call += "acc" + std::to_string(v) + ", ";
+      }
+      for (size_t v = 0; v < n; ++v) call += Read(r.operands[v], "at") + ", ";
+      for (size_t v = 0; v < n; ++v) call += "n" + std::to_string(v) + (v + 1 < n ? ", " : ")");
+      body += "      " + call + ";\n";
+      for (size_t v = 0; v < n; ++v) {
+        body += "      acc" + std::to_string(v) + " = n" + std::to_string(v) + ";\n";
+        body += "      " + Store(v, "at", "acc" + std::to_string(v)) + "\n";
+      }
+    }
+    body += "    }\n";
+    const int64_t lines = s.outer * s.inner;
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(lines) * s.length, "a scan of " + std::to_string(s.length) + " positions"));
+    return Finish({{GridLoop("line", lines, body), lines}});
   }
 
   // Each result element gathers, in source order, the source values whose

@@ -111,7 +111,7 @@ TEST(VulkanCodegen, TheValidatorCatchesABrokenModule) {
 
 // lavapipe ends an invocation's loops after 65535 iterations in all,
 // silently; the emitter refuses a kernel whose invocations would each run
-// more (here a reduce-window summing 100000 positions for each result),
+// more (here a cumulative sum of 100000 positions, a scan down one line),
 // naming both numbers, where a device without the limit compiles it.
 TEST(VulkanCodegen, AKernelLoopingPastTheDevicesLimitIsRefused) {
   auto module = anvil::hlo::ParseHloModule(
