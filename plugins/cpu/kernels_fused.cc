@@ -454,7 +454,13 @@ Allocation AllocateRegisters(const std::vector<const Instruction*>& members) {
         free_after.push_back(r);
       }
     };
-    for (const Instruction* o : m->operands) release(o);
+    // A strided read (transpose, slice, reverse) reads its operand from
+    // memory, never from a register, and CountReads counts no read of it:
+    // releasing it here freed a bf16 input's register while a later op
+    // still read it (x - reverse(x) read the reverse twice).
+    if (!IsStridedReadOp(*m)) {
+      for (const Instruction* o : m->operands) release(o);
+    }
     for (const Instruction* o : held[k]) release(o);
     if (k < with_registers) {  // the root writes the output
       int r = 0;
