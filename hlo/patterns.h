@@ -29,5 +29,11 @@ struct WindowScan {
 // no dilation) with windows of one element everywhere else.
 std::optional<WindowScan> PrefixScan(const std::vector<WindowDim>& window, const std::vector<int64_t>& dims,
                                      const std::vector<int64_t>& out_dims);
+// The same for a suffix window (padded 0 below and n-1 above: JAX's
+// reverse cumulative ops), whose output o combines inputs o..n-1 in order.
+// Only a body that is exactly associative and commutative, or a sum that
+// rounds once, can be scanned from the end for it.
+std::optional<WindowScan> SuffixScan(const std::vector<WindowDim>& window, const std::vector<int64_t>& dims,
+                                     const std::vector<int64_t>& out_dims);
 
 }  // namespace anvil::hlo
