@@ -735,7 +735,24 @@ class Emitter {
     const bool wide_sum = n == 1 && IsAddition(*r.called_computations.at(0)) &&
                           (t == ElementType::kBF16 || t == ElementType::kF16);
     if (const std::optional<hlo::WindowScan> scan = hlo::PrefixScan(window, in, out_dims)) {
-      return ReduceWindowScan(*scan, fn, n, wide_sum);
+      return ReduceWindowScan(*scan, fn, n, wide_sum, /*from_end=*/false);
+    }
+    // A suffix window (reverse=True) scans from each line's end where that
+    // gives the walk's answer: a body exactly associative and commutative
+    // (maximum, minimum, and, or, integer sums and products), or an f32,
+    // bf16 or f16 sum carried in double and rounded once per output (within
+    // the walk's rounding, as the CPU plugin's).
+    if (const std::optional<hlo::WindowScan> suffix = hlo::SuffixScan(window, in, out_dims); suffix && n == 1) {
+      const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*r.called_computations.at(0));
+      const bool is_float = t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kBF16 ||
+                            t == ElementType::kF16;
+      const bool exact = op && (*op == hlo::Opcode::kMaximum || *op == hlo::Opcode::kMinimum ||
+                                *op == hlo::Opcode::kAnd || *op == hlo::Opcode::kOr ||
+                                ((*op == hlo::Opcode::kAdd || *op == hlo::Opcode::kMultiply) && !is_float &&
+                                 !hlo::IsComplex(t)));
+      const bool double_sum = op == hlo::Opcode::kAdd && d_.HasFloat64() &&
+                              (t == ElementType::kF32 || t == ElementType::kBF16 || t == ElementType::kF16);
+      if (exact || double_sum) return ReduceWindowScan(*suffix, fn, n, double_sum, /*from_end=*/true);
     }
     std::vector<int64_t> wdims;
     for (const hlo::WindowDim& w : window) wdims.push_back(w.size);
@@ -787,7 +804,7 @@ class Emitter {
   // it, for any body (a bf16 or f16 sum's double too), so the bits are the
   // walk's, in `length` steps a line where the walk took length^2 / 2.
   hlo::StatusOr<KernelSource> ReduceWindowScan(const hlo::WindowScan& s, const std::string& fn, size_t n,
-                                               bool wide_sum) {
+                                               bool wide_sum, bool from_end) {
     const Instruction& r = *k_.root;
     std::string body = "    uint base = (line / " + U(s.inner) + ") * " + U(s.length * s.inner) + " + line % " +
                        U(s.inner) + ";\n";
@@ -798,7 +815,8 @@ class Emitter {
         body += "    " + Reg(r.operands[v]) + " acc" + std::to_string(v) + " = " + Read(r.operands[n + v], "0u") + ";\n";
       }
     }
-    body += "    for (uint o = 0u; o < " + U(s.length) + "; ++o) {\n";
+    body += "    for (uint k = 0u; k < " + U(s.length) + "; ++k) {\n";
+    body += std::string("      uint o = ") + (from_end ? U(s.length - 1) + " - k" : "k") + ";\n";
     body += "      uint at = base + o * " + U(s.inner) + ";\n";
     if (wide_sum) {
       body += "      wide += double(" + Read(r.operands[0], "at") + ");\n";
