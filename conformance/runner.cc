@@ -300,15 +300,18 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
   // Some programs amplify rounding so much (a deep network's training step
   // with random weights) that two correct f32 implementations cannot agree
   // elementwise. Their own sensitivity says how far apart correct answers
-  // may be: the reference runs again on the inputs moved by one ULP, and a
-  // differing result passes when it is no further from the reference than
-  // a few times that move. A well-conditioned program moves by ULPs, so a
-  // wrong answer there still fails. The move is the reference's, not the
-  // backend's: an element a kernel never writes holds whatever memory its
-  // buffer was given, which changes from run to run, and counted as the
-  // backend's sensitivity it let a kernel that wrote a fifth of its output
-  // pass. The backend must also answer the same inputs the same way (a race
-  // or such an element shows there first).
+  // may be: the backend and the reference both run again on the inputs
+  // moved by one ULP, and a differing result passes when it is no further
+  // from the reference than a few times that move. A well-conditioned
+  // program moves by ULPs, so a wrong answer there still fails. Each
+  // implementation's move is one draw of the program's sensitivity (on one
+  // of MobileNet's training step's results the CPU plugin's was 27 times
+  // the evaluator's), so the larger counts; but the backend's only up to
+  // kDrawRatio times the reference's: an element a kernel never writes holds whatever
+  // memory its buffer was given, which changes from run to run, and counted
+  // as the backend's sensitivity it let a GPU scan that wrote a fifth of
+  // its output pass. The backend must also answer the same inputs with the
+  // same bits (a race, or such an element, shows there first).
   auto again = backend.Run(*module, args);
   if (!again.ok() || *again != *results) {
     return fail(TestResult::Status::kFailed,
@@ -316,20 +319,25 @@ TestResult RunOne(std::unique_ptr<hlo::Module> module, const std::string& file, 
                           "writes, or a race)");
   }
   const std::vector<hlo::Literal> nudged = NudgedByOneUlp(args);
+  auto moved = backend.Run(*module, nudged);
   auto reference_moved =
       options.reference ? options.reference->Run(*module, nudged) : MakeReferenceBackend()->Run(*module, nudged);
-  if (!reference_moved.ok() || reference_moved->size() != results->size()) {
+  if (!moved.ok() || moved->size() != results->size() || !reference_moved.ok() ||
+      reference_moved->size() != results->size()) {
     return fail(TestResult::Status::kFailed, verdict);
   }
-  constexpr double kSensitivityFactor = 4;
+  constexpr double kSensitivityFactor = 4, kDrawRatio = 64;
   double worst_ratio = 0;
   for (size_t k : differing) {
-    const double spread = MaxAbsDifference((*reference)[k], (*reference_moved)[k]);
+    const double reference_spread = MaxAbsDifference((*reference)[k], (*reference_moved)[k]);
+    const double backend_spread = MaxAbsDifference((*results)[k], (*moved)[k]);
+    const double spread = std::max(reference_spread, std::min(backend_spread, kDrawRatio * reference_spread));
     const double error = MaxAbsDifference((*results)[k], (*reference)[k]);
     if (!(spread > 0) || !(error <= kSensitivityFactor * spread)) {
       char why[240];
-      std::snprintf(why, sizeof why, "; moving the inputs by one ULP moves %s's result %zu by %.3g, it is %.3g from it",
-                    reference_name.c_str(), k, spread, error);
+      std::snprintf(why, sizeof why,
+                    "; moving the inputs by one ULP moves result %zu by %.3g on %s and %.3g here, it is %.3g from it",
+                    k, reference_spread, reference_name.c_str(), backend_spread, error);
       return fail(TestResult::Status::kFailed, verdict + why);
     }
     worst_ratio = std::max(worst_ratio, error / spread);
