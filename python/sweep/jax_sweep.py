@@ -1,10 +1,11 @@
 """Sweep of small jitted JAX programs: Anvil (PJRT plugin) vs XLA's CPU backend.
 
-About 2600 programs across jnp, jax.nn, jax.scipy, lax, jax.random, the
-transformations and a few whole models (cases_dtypes.py and
-cases_structure.py beside this file hold the later two batches), each run
+About 3000 programs across jnp, jax.nn, jax.scipy, lax, jax.random, the
+transformations and a few whole models (cases_dtypes.py, cases_structure.py
+and cases_large.py beside this file hold the later three batches; the last
+sizes its arrays to take the CPU plugin's fast paths), each run
 on Anvil and on XLA's CPU in subprocess chunks (a crash or a hang loses
-only its case). Not a CI test (about 6 minutes); the failures it found are
+only its case). Not a CI test (about 7 minutes); the failures it found are
 kept in python/tests. Run it in
 the venv scripts/setup_python.sh makes, on the Anvil plugin of your choice:
 
@@ -912,9 +913,11 @@ def build_cases(x64_enabled):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import cases_dtypes
     import cases_structure
+    import cases_large
 
     cases_dtypes.build(case, x64_enabled)
     cases_structure.build(case, x64_enabled)
+    cases_large.build(case, x64_enabled)
 
 
 def default_tol(dt):
