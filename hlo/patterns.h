@@ -23,6 +23,9 @@ std::optional<Opcode> SingleOpReducer(const Computation& body);
 // than O(n^2) (JAX's cumsum, cummax, cumlogsumexp).
 struct WindowScan {
   int64_t outer = 1, length = 1, inner = 1;
+  int64_t lines() const { return outer * inner; }
+  // Where line `line` (of lines()) starts; its elements are inner apart.
+  int64_t LineStart(int64_t line) const { return (line / inner) * length * inner + line % inner; }
 };
 // The scan a window describes, if it is a prefix window along exactly one
 // dimension (size n = the dimension, padded n-1 below and 0 above, stride 1,

@@ -364,19 +364,35 @@ struct Allocation {
     return r ? *r : -1;
   }
 };
+// The term of a step that reads none (kSquare): no register or input.
+constexpr int kNoTerm = std::numeric_limits<int>::min();
+
+// The chain op of an f32 add, subtract, multiply or divide.
+std::optional<ChainBinary> ChainOpOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAdd: return ChainBinary::kAdd;
+    case Opcode::kSubtract: return ChainBinary::kSubtract;
+    case Opcode::kMultiply: return ChainBinary::kMultiply;
+    case Opcode::kDivide: return ChainBinary::kDivide;
+    default: return std::nullopt;
+  }
+}
+
+// Whether member m is an f32 op of two f32 operands, neither a rank-0
+// value read beside an array (what pairs and chains take).
+bool F32OfTwoF32Arrays(const Instruction& m) {
+  if (m.operands.size() != 2 || !IsF32(&m)) return false;
+  for (const Instruction* o : m.operands) {
+    if (!IsF32(o) || (o->shape.rank() == 0 && m.shape.rank() > 0)) return false;
+  }
+  return true;
+}
+
 // Whether member m may be a step of an op chain (HornerOps): an f32 add,
 // subtract, multiply or divide of two f32 arrays, or a square.
 bool MayChain(const Instruction* m) {
-  if (!IsF32(m) || m->operands.size() != 2) return false;
-  if (m->operands[0] == m->operands[1] && m->opcode != Opcode::kMultiply) return false;
-  if (m->opcode != Opcode::kAdd && m->opcode != Opcode::kSubtract && m->opcode != Opcode::kMultiply &&
-      m->opcode != Opcode::kDivide) {
-    return false;
-  }
-  for (const Instruction* o : m->operands) {
-    if (!IsF32(o) || (o->shape.rank() == 0 && m->shape.rank() > 0)) return false;
-  }
-  return true;
+  return F32OfTwoF32Arrays(*m) && ChainOpOf(m->opcode) &&
+         (m->operands[0] != m->operands[1] || m->opcode == Opcode::kMultiply);
 }
 
 // An op chain reads every step's operands when its last step runs, so
@@ -533,20 +549,6 @@ struct HornerChain {
   }
 };
 
-// The term of a step that reads none (kSquare): no register or input.
-constexpr int kNoTerm = std::numeric_limits<int>::min();
-
-// The chain op of an f32 add, subtract, multiply or divide.
-std::optional<ChainBinary> ChainOpOf(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAdd: return ChainBinary::kAdd;
-    case Opcode::kSubtract: return ChainBinary::kSubtract;
-    case Opcode::kMultiply: return ChainBinary::kMultiply;
-    case Opcode::kDivide: return ChainBinary::kDivide;
-    default: return std::nullopt;
-  }
-}
-
 // The divisor of an s32 or u32 divide or remainder that is a broadcast of a
 // nonzero constant scalar, or nullopt (a zero divisor keeps the generic
 // functor's rule, as does one read from memory).
@@ -572,10 +574,7 @@ std::optional<int_fn::ConstantDivisor> ConstantDivisorOf(const Instruction& m) {
 // Whether `op` computes a pairable f32 binary op on two arrays.
 bool Pairable(const FusedOp& op) {
   const Instruction* m = op.member;
-  if (!op.fn || !m || op.horner >= 0 || m->operands.size() != 2 || !IsF32(m)) return false;
-  for (const Instruction* o : m->operands) {
-    if (!IsF32(o) || (o->shape.rank() == 0 && m->shape.rank() > 0)) return false;
-  }
+  if (!op.fn || !m || op.horner >= 0 || !F32OfTwoF32Arrays(*m)) return false;
   return VisitPairableBinary(m->opcode, [](auto) {});
 }
 

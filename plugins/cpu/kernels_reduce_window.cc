@@ -191,11 +191,11 @@ Kernel ScanOf(Scan s, Slot in, Slot init, Slot out, Combine combine) {
       });
       return;
     }
-    const int64_t lines = s.outer * s.inner;
+    const int64_t lines = s.lines();
     const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
     frame.parallel->For(lines, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t line = lo; line < hi; ++line) {
-        const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
+        const int64_t base = s.LineStart(line);
         T acc = start;
         for (int64_t o = 0; o < s.length; ++o) {
           acc = combine(acc, x[base + o * s.inner]);
@@ -216,6 +216,32 @@ Kernel Typed(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::o
   return kernel;
 }
 
+// Each line of a scan on its own: acc = begin(init), then for each
+// position in order (from the line's end where `from_end`) acc = step(acc,
+// x) and the output there is emit(acc). The scans that carry a wider
+// value than they store (narrow sums in double) or run backwards (suffix
+// windows) take it; ScanOf's blocked lines serve the rest.
+template <typename T, typename Acc, typename Begin, typename Step, typename Emit>
+Kernel LineScanOf(Scan s, bool from_end, Slot in, Slot init, Slot out, Begin begin, Step step, Emit emit) {
+  return [=](const Frame& frame) {
+    const T* x = static_cast<const T*>(frame.At(in));
+    const Acc start = begin(*static_cast<const T*>(frame.At(init)));
+    T* y = static_cast<T*>(frame.At(out));
+    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
+    frame.parallel->For(s.lines(), grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t line = lo; line < hi; ++line) {
+        const int64_t base = s.LineStart(line);
+        Acc acc = start;
+        for (int64_t k = 0; k < s.length; ++k) {
+          const int64_t at = base + (from_end ? s.length - 1 - k : k) * s.inner;
+          acc = step(acc, x[at]);
+          y[at] = emit(acc);
+        }
+      }
+    });
+  };
+}
+
 // bf16 and f16 sums carry a double and round once, as the evaluator's do
 // (and XLA's CPU backend, which computes these types in f32): JAX's bf16
 // cumsum, a prefix window, rounded at every step stopped growing at 128 in
@@ -229,23 +255,9 @@ Kernel NarrowSum(hlo::ElementType type, std::shared_ptr<const WindowTables> t, c
   auto narrow = [format](double v) { return N{static_cast<uint16_t>(hlo::EncodeFloat(format, v))}; };
   const Slot x_slot = in[0], init_slot = in[1];
   if (scan) {
-    const Scan s = *scan;
-    return [=](const Frame& frame) {
-      const N* x = static_cast<const N*>(frame.At(x_slot));
-      const double start = ToFloat(*static_cast<const N*>(frame.At(init_slot)));
-      N* y = static_cast<N*>(frame.At(out));
-      const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
-      frame.parallel->For(s.outer * s.inner, grain, [&](int64_t lo, int64_t hi) {
-        for (int64_t line = lo; line < hi; ++line) {
-          const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
-          double acc = start;
-          for (int64_t o = 0; o < s.length; ++o) {
-            acc += ToFloat(x[base + o * s.inner]);
-            y[base + o * s.inner] = narrow(acc);
-          }
-        }
-      });
-    };
+    return LineScanOf<N, double>(
+        *scan, /*from_end=*/false, x_slot, init_slot, out, [](N v) { return static_cast<double>(ToFloat(v)); },
+        [](double acc, N v) { return acc + static_cast<double>(ToFloat(v)); }, narrow);
   }
   return [=](const Frame& frame) {
     const N* x = static_cast<const N*>(frame.At(x_slot));
@@ -313,26 +325,6 @@ Kernel Narrow(hlo::Opcode op, std::shared_ptr<const WindowTables> t, const std::
 // place these kernels leave the evaluator's bits, within its rounding
 // error, since no scan gives them. The walk took O(n^2): JAX's reverse
 // cummax of f32[3, 8193] 48 s.
-template <typename T, typename Acc, typename Begin, typename Step, typename Emit>
-Kernel SuffixScanOf(Scan s, Slot in, Slot init, Slot out, Begin begin, Step step, Emit emit) {
-  return [=](const Frame& frame) {
-    const T* x = static_cast<const T*>(frame.At(in));
-    const Acc start = begin(*static_cast<const T*>(frame.At(init)));
-    T* y = static_cast<T*>(frame.At(out));
-    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, s.length));
-    frame.parallel->For(s.outer * s.inner, grain, [&](int64_t lo, int64_t hi) {
-      for (int64_t line = lo; line < hi; ++line) {
-        const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
-        Acc acc = start;
-        for (int64_t o = s.length; o-- > 0;) {
-          acc = step(acc, x[base + o * s.inner]);
-          y[base + o * s.inner] = emit(acc);
-        }
-      }
-    });
-  };
-}
-
 template <typename N>
 Kernel NarrowSuffixScan(hlo::Opcode op, hlo::ElementType type, const Scan& s, const std::vector<Slot>& in,
                         const Slot& out) {
@@ -340,15 +332,15 @@ Kernel NarrowSuffixScan(hlo::Opcode op, hlo::ElementType type, const Scan& s, co
   if (op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) {
     Kernel kernel;
     reducer::Visit<float>(op, [&](auto f) {
-      kernel = SuffixScanOf<N, N>(s, in[0], in[1], out, [](N v) { return v; }, ThroughFloat<N>(f),
+      kernel = LineScanOf<N, N>(s, /*from_end=*/true, in[0], in[1], out, [](N v) { return v; }, ThroughFloat<N>(f),
                                   [](N v) { return v; });
     });
     return kernel;
   }
   if (op != hlo::Opcode::kAdd) return nullptr;
   const hlo::FloatFormat format = *hlo::Info(type).float_format;
-  return SuffixScanOf<N, double>(
-      s, in[0], in[1], out, [widen](N v) { return static_cast<double>(widen(v)); },
+  return LineScanOf<N, double>(
+      s, /*from_end=*/true, in[0], in[1], out, [widen](N v) { return static_cast<double>(widen(v)); },
       [widen](double acc, N v) { return acc + static_cast<double>(widen(v)); },
       [format](double acc) { return N{static_cast<uint16_t>(hlo::EncodeFloat(format, acc))}; });
 }
@@ -365,15 +357,15 @@ Kernel SuffixScanKernel(hlo::Opcode op, hlo::ElementType type, const Scan& s, co
     if constexpr (std::is_floating_point_v<T>) {
       if (sum_or_product) {
         const bool sum = op == Opcode::kAdd;
-        return SuffixScanOf<T, double>(
-            s, in[0], in[1], out, [](T v) { return static_cast<double>(v); },
+        return LineScanOf<T, double>(
+            s, /*from_end=*/true, in[0], in[1], out, [](T v) { return static_cast<double>(v); },
             [sum](double acc, T v) { return sum ? acc + static_cast<double>(v) : acc * static_cast<double>(v); },
             [](double acc) { return static_cast<T>(acc); });
       }
     }
     Kernel kernel;
     reducer::Visit<T>(op, [&](auto combine) {
-      kernel = SuffixScanOf<T, T>(s, in[0], in[1], out, [](T v) { return v; }, combine, [](T v) { return v; });
+      kernel = LineScanOf<T, T>(s, /*from_end=*/true, in[0], in[1], out, [](T v) { return v; }, combine, [](T v) { return v; });
     });
     return kernel;
   });

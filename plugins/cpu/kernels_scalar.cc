@@ -174,13 +174,12 @@ Kernel ScalarScanKernel(Reducer r, Scan s, const std::vector<Slot>& in, const st
   const size_t n = out.size();
   return [=, r = std::move(r)](const Frame& frame) {
     const ReducerBuffers b(frame, in, out);
-    const int64_t lines = s.outer * s.inner;
     const int64_t grain = std::max<int64_t>(1, 4096 / s.length);
-    frame.parallel->For(lines, grain, [&](int64_t lo, int64_t hi) {
+    frame.parallel->For(s.lines(), grain, [&](int64_t lo, int64_t hi) {
       std::vector<Scalar> registers = r.body.NewRegisters();
       std::vector<Scalar> args(2 * n), acc(n);
       for (int64_t line = lo; line < hi; ++line) {
-        const int64_t base = (line / s.inner) * s.length * s.inner + line % s.inner;
+        const int64_t base = s.LineStart(line);
         for (size_t v = 0; v < n; ++v) acc[v] = hlo::LoadScalar(r.types[v], b.init[v]);
         for (int64_t o = 0; o < s.length; ++o) {
           const int64_t at = base + o * s.inner;

@@ -836,7 +836,7 @@ class Emitter {
       }
     }
     body += "    }\n";
-    const int64_t lines = s.outer * s.inner;
+    const int64_t lines = s.lines();
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(lines) * s.length, "a scan of " + std::to_string(s.length) + " positions"));
     return Finish({{GridLoop("line", lines, body), lines}});
   }

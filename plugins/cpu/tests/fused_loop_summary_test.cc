@@ -43,12 +43,17 @@ std::vector<FusedLoopSummary> Summaries(const std::string& text) {
   return out;
 }
 
-TEST(FusedLoopSummary, JaxExactGeluHoldsThreeHornerChains) {
-  std::ifstream file(std::string(ANVIL_CPU_TESTS_DIR) + "/fused_horner_erfc_gelu.hlo");
-  ASSERT_TRUE(file) << "cannot read fused_horner_erfc_gelu.hlo";
+// The same for a test program of this plugin's tests folder.
+std::vector<FusedLoopSummary> SummariesOfTestProgram(const std::string& name) {
+  std::ifstream file(std::string(ANVIL_CPU_TESTS_DIR) + "/" + name);
+  EXPECT_TRUE(file) << "cannot read " << name;
   std::stringstream text;
   text << file.rdbuf();
-  const std::vector<FusedLoopSummary> loops = Summaries(text.str());
+  return Summaries(text.str());
+}
+
+TEST(FusedLoopSummary, JaxExactGeluHoldsThreeHornerChains) {
+  const std::vector<FusedLoopSummary> loops = SummariesOfTestProgram("fused_horner_erfc_gelu.hlo");
   ASSERT_EQ(loops.size(), 1u);
   // Chains of 16, 14 and 14 steps: eight, seven and six multiply-adds,
   // the last followed by erfc's x * p and 1 - that (terms before p).
@@ -90,11 +95,7 @@ TEST(FusedLoopSummary, LayerNormScalingIsOneChainOfUnfilledRowTerms) {
 // fused_op_chains.hlo: two chains, of four and seven steps, the first
 // reading the row mean and scale as one value per tile.
 TEST(FusedLoopSummary, OpChainsHoldTheirTerms) {
-  std::ifstream file(std::string(ANVIL_CPU_TESTS_DIR) + "/fused_op_chains.hlo");
-  ASSERT_TRUE(file) << "cannot read fused_op_chains.hlo";
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::vector<FusedLoopSummary> loops = Summaries(text.str());
+  const std::vector<FusedLoopSummary> loops = SummariesOfTestProgram("fused_op_chains.hlo");
   ASSERT_EQ(loops.size(), 1u);
   EXPECT_EQ(loops[0].horner_chains, 2);
   EXPECT_EQ(loops[0].horner_steps, 11);
