@@ -213,4 +213,12 @@ void GatherRowBlock(const uint32_t* const* rows, int lanes, int count, LaneRegis
   GatherRowBlockWith(HostIsa(), rows, lanes, count, into);
 }
 
+void FillLanes(LaneRegister* into, uint32_t value) {
+#ifdef ANVIL_HAVE_WIDE_LANES
+  if (HostIsa() == Isa::kAvx512) return avx512::FillLanes(into, value);
+  if (HostIsa() == Isa::kAvx2) return avx2::FillLanes(into, value);
+#endif
+  baseline::FillLanes(into, value);
+}
+
 }  // namespace anvil::cpu

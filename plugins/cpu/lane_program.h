@@ -22,7 +22,7 @@
 
 namespace anvil::cpu {
 
-constexpr int kLaneCount = 64;
+constexpr int kLaneCount = 128;
 
 // Room for one register's lanes: kLaneCount elements of at most 4 bytes.
 struct alignas(64) LaneRegister {
@@ -97,5 +97,9 @@ class LaneProgram {
 void GatherRowBlock(const uint32_t* const* rows, int lanes, int count, LaneRegister* into);
 // The same, by the copy compiled for `isa` (the tests check each).
 void GatherRowBlockWith(Isa isa, const uint32_t* const* rows, int lanes, int count, LaneRegister* into);
+// Every lane of `into` set to the 4-byte `value` (a reduced dimension's
+// iota at one position: one coordinate for all lanes), by the widest stores
+// the CPU has; the kernels around it are built for baseline x86-64.
+void FillLanes(LaneRegister* into, uint32_t value);
 
 }  // namespace anvil::cpu
