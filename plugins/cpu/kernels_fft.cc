@@ -30,6 +30,7 @@
 #include <unsupported/Eigen/FFT>
 
 #include "hlo/attributes.h"
+#include "plugins/cpu/chirp_transform.h"
 #include "plugins/cpu/plan.h"
 
 namespace anvil::cpu {
@@ -42,11 +43,14 @@ enum class FftType { kFft, kIfft, kRfft, kIrfft };
 static_assert(sizeof(std::complex<float>) == sizeof(kiss_fft_cpx), "KissFFT's complex is two floats");
 
 // One transformed dimension: its length, the step between a line's
-// elements, and (single precision) KissFFT's tables, made once per compile
-// and only read while running (kiss_fft allocates what scratch it needs).
+// elements, and either the chirp-z form of a length with a large prime
+// factor (chirp_transform.h) or (single precision) KissFFT's tables, made
+// once per compile and only read while running (kiss_fft allocates what
+// scratch it needs).
 struct Transform {
   int64_t length = 1, stride = 1;
-  kiss_fft_cfg cfg = nullptr;  // float, and a length above one
+  std::shared_ptr<const ChirpTransform> chirp;  // UsesChirpTransform(length)
+  kiss_fft_cfg cfg = nullptr;  // float, a length above one, and no chirp
 };
 struct Transforms {
   std::vector<Transform> dims;
@@ -67,13 +71,16 @@ void TransformLines(const Transform& t, bool inverse, int64_t total, std::comple
     // itself, so each chunk of lines has its own.
     Eigen::FFT<double> eigen_fft;
     eigen_fft.SetFlag(Eigen::FFT<double>::Unscaled);  // scaled below, as the evaluator scales
+    ChirpTransform::Workspace chirp_workspace;
     std::vector<C> line(static_cast<size_t>(t.length)), result(static_cast<size_t>(t.length));
     for (int64_t l = lo; l < hi; ++l) {
       // Line l starts at its outer block's first element plus its offset
       // inside the block of `stride` interleaved lines.
       C* first = signal + (l / t.stride) * t.length * t.stride + l % t.stride;
       for (int64_t e = 0; e < t.length; ++e) line[e] = first[e * t.stride];
-      if constexpr (std::is_same_v<R, float>) {
+      if (t.chirp) {
+        t.chirp->Run(line.data(), result.data(), chirp_workspace);
+      } else if constexpr (std::is_same_v<R, float>) {
         kiss_fft(t.cfg, reinterpret_cast<const kiss_fft_cpx*>(line.data()), reinterpret_cast<kiss_fft_cpx*>(result.data()));
       } else if (inverse) {
         eigen_fft.inv(result.data(), line.data(), t.length);
@@ -131,7 +138,9 @@ Kernel MakeFft(FftType type, std::vector<int64_t> dims, int first, int64_t store
     Transform t;
     t.length = dims[d];
     t.stride = strides[d];
-    if (std::is_same_v<R, float> && t.length > 1) {
+    if (UsesChirpTransform(t.length)) {
+      t.chirp = std::make_shared<const ChirpTransform>(t.length, inverse);
+    } else if (std::is_same_v<R, float> && t.length > 1) {
       t.cfg = kiss_fft_alloc(static_cast<int>(t.length), inverse ? 1 : 0, nullptr, nullptr);
       if (!t.cfg) return nullptr;
     }
@@ -230,7 +239,10 @@ Kernel FftKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const S
   if (type == FftType::kIrfft && stored != dims.back() / 2 + 1) return nullptr;
   const int64_t kept = i.shape.dims().empty() ? 1 : i.shape.dims().back();  // RFFT: n/2 + 1
   const int64_t n = dims.back();
-  if (type == FftType::kRfft && !wide && lengths->size() == 1 && n >= 2 && n % 2 == 0 && n <= (int64_t{1} << 24)) {
+  // (A half length with a large prime factor would take KissFFT's generic
+  // butterflies: the general path's chirp-z transform instead.)
+  if (type == FftType::kRfft && !wide && lengths->size() == 1 && n >= 2 && n % 2 == 0 && n <= (int64_t{1} << 24) &&
+      !UsesChirpTransform(n / 2)) {
     return RealRowsFft(i.operands[0]->shape.ElementCount() / n, n, in[0], out);
   }
   return wide ? MakeFft<double>(type, dims, first, stored, kept, in[0], out, temp)

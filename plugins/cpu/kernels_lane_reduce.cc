@@ -130,7 +130,7 @@ bool AssociativeOnSamples(const LaneProgram& program, size_t n) {
   // Sample tuples: the first operand's every sample against two values of
   // each other operand (an argmax's value against indices 0 and 1), every
   // combination of those, so that no operand is held fixed: 16 tuples for
-  // two operands, 4096 triples, each four runs of the body over 64 lanes at
+  // two operands, 4096 triples, each four runs of the body over 128 lanes at
   // a time, about 0.2 ms of compile; three operands, 32768 triples, about
   // 1.5 ms (more are never split: kMaxSplitOperands).
   constexpr size_t kOther = 2;
