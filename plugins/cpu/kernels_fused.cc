@@ -957,7 +957,7 @@ void BroadcastTile(const uint32_t* from, const BroadcastRun& run, int64_t t, uin
 // The lines of elements [first + from, first + to) of each input in
 // `streamed` (those read element for element), requested into L1 ahead of
 // their use.
-void PrefetchShare(const std::vector<const char*>& in, const std::vector<int>& streamed,
+void PrefetchShare(const char* const* in, const std::vector<int>& streamed,
                    const std::vector<int64_t>& input_size, int64_t first, int64_t from, int64_t to) {
   for (int k : streamed) {
     const char* base = in[k] + first * input_size[k];
@@ -1065,8 +1065,13 @@ class TiledLoop final : public FusedLoop {
 
 void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char* row_result, int64_t row_first,
                         int staging, int64_t rows, int64_t stride, int64_t out_stride) const {
-  std::vector<const char*> inputs(input_slots.size());
-  for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<const char*>(frame.At(input_slots[k]));
+  // The inputs' addresses, on the stack for the usual few: a tiny loop's
+  // call (a while loop's counter) costs little more than its allocation.
+  constexpr size_t kInlineInputs = 16;
+  const char* inline_inputs[kInlineInputs];
+  std::vector<const char*> more_inputs(input_slots.size() > kInlineInputs ? input_slots.size() : 0);
+  const char** const inputs = more_inputs.empty() ? inline_inputs : more_inputs.data();
+  for (size_t k = 0; k < input_slots.size(); ++k) inputs[k] = static_cast<const char*>(frame.At(input_slots[k]));
   // Room for eight bytes an element (s64 and u64 values); a loop without
   // them spaces its registers four bytes an element apart, as compactly
   // in the cache as before it had any.
@@ -1081,8 +1086,11 @@ void TiledLoop::RunInto(const Frame& frame, int64_t row_lo, int64_t row_hi, char
   const void* view[kMaxFusedRegisters];
   for (int r = 0; r < kMaxFusedRegisters; ++r) view[r] = reg(r);
   // For this tile, the one value a broadcast left its register unfilled
-  // for (FusedOp::skips_uniform_fill), or nullptr.
-  const void* uniform[kMaxFusedRegisters] = {};
+  // for (FusedOp::skips_uniform_fill), or nullptr. Not cleared here: every
+  // op that writes a register sets its entry, and an op reads only
+  // registers ops before it wrote in the same tile. (Clearing it was a
+  // rep stos, slow to start: a third of a tiny loop's call.)
+  const void* uniform[kMaxFusedRegisters];
   for (int64_t range = 0; range < rows; ++range) {
     const int64_t lo = row_lo + range * stride, hi = row_hi + range * stride, first = row_first + range * stride;
     char* const result = row_result + range * out_stride * result_size;

@@ -74,18 +74,8 @@ int64_t Parallel::Threads() {
   return threads;
 }
 
-void Parallel::ForEachThread(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const {
+void Parallel::Split(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
   const int64_t threads = Threads();
-  For(n, std::max<int64_t>(1, (n + threads - 1) / threads), fn);
-}
-
-void Parallel::For(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
-  if (n <= 0) return;
-  const int64_t threads = Threads();
-  if (!executor_ || n <= grain || threads == 1) {
-    fn(0, n);
-    return;
-  }
   auto job = std::make_shared<Job>();
   job->fn = fn;
   job->n = n;
