@@ -47,10 +47,19 @@ std::string GlslDialect::OutParameter(const std::string& type, const std::string
   return "out " + type + " " + name;
 }
 
+// A floating-point element function is `precise`: glslang then decorates
+// the arithmetic its return values come from NoContraction, which both
+// spirv-opt's folding rules and Mesa's NIR honour. Without it x * 0 became
+// 0 (spirv-opt, where the 0 was a constant written into the shader), x - x
+// 0 (lavapipe), for x infinite or NaN, where HLO, as IEEE, gives NaN.
+// (It also keeps a * b + c two roundings, as the CPU plugin and the
+// evaluator round it.)
 std::string GlslDialect::ElementFunction(const std::string& type, const std::string& name,
                                          const std::string& body) const {
-  if (body.find('\n') == std::string::npos) return type + " " + name + "(uint i) { " + body + " }\n";
-  return type + " " + name + "(uint i) {\n" + body + "}\n";
+  static const std::set<std::string> kFloatTypes = {"float", "double", "vec2", "dvec2"};
+  const std::string declared = (kFloatTypes.count(type) ? "precise " : "") + type;
+  if (body.find('\n') == std::string::npos) return declared + " " + name + "(uint i) { " + body + " }\n";
+  return declared + " " + name + "(uint i) {\n" + body + "}\n";
 }
 
 // Each table entry is a buffer reference, loaded from the table once per
