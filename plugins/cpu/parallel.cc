@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -29,15 +30,35 @@ struct Job {
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::condition_variable cv;
+  std::exception_ptr error;  // the first chunk's exception (under mu), rethrown by the caller
 
-  // Takes and runs chunks until none is left.
+  // Takes and runs chunks until none is left. A chunk that throws (out of
+  // memory, a kernel's error) ends the loop: the chunks no thread has
+  // taken are abandoned, counted as done so that the caller's wait ends
+  // once the chunks under way are, and the caller rethrows the exception.
+  // Nothing throws out of Work: not on a helper, where nothing would catch
+  // it, nor on the caller, which must not return while helpers still run
+  // the body it holds by reference.
   void Work() {
     for (int64_t c; (c = next.fetch_add(1)) < chunks;) {
-      fn(c * chunk, std::min(n, (c + 1) * chunk));
-      if (done.fetch_add(1) + 1 == chunks) {
-        std::lock_guard<std::mutex> lock(mu);
-        cv.notify_all();
+      try {
+        fn(c * chunk, std::min(n, (c + 1) * chunk));
+      } catch (...) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!error) error = std::current_exception();
+        }
+        const int64_t untaken = next.exchange(chunks);
+        if (untaken < chunks) Finish(chunks - untaken);
       }
+      Finish(1);
+    }
+  }
+
+  void Finish(int64_t count) {
+    if (done.fetch_add(count) + count == chunks) {
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
     }
   }
 };
@@ -106,6 +127,7 @@ void Parallel::Split(int64_t n, int64_t grain, const std::function<void(int64_t,
   }
   job->Work();
   WaitForHelpers(*job);
+  if (job->error) std::rethrow_exception(job->error);
 }
 
 }  // namespace anvil::cpu
