@@ -8,37 +8,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "plugins/cpu/tests/thread_executor.h"
+
 namespace anvil::cpu {
 namespace {
-
-// A host executor that runs each task on a thread of its own, joined when
-// it is destroyed.
-class ThreadExecutor {
- public:
-  ThreadExecutor() {
-    api_.struct_size = sizeof api_;
-    api_.executor = this;
-    api_.enqueue = [](void* self, void (*fn)(void*), void* arg) {
-      auto* e = static_cast<ThreadExecutor*>(self);
-      std::lock_guard<std::mutex> lock(e->mu_);
-      e->threads_.emplace_back(fn, arg);
-    };
-  }
-  ~ThreadExecutor() {
-    for (std::thread& t : threads_) t.join();
-  }
-  const anvil_plugin_host_executor* api() const { return &api_; }
-
- private:
-  anvil_plugin_host_executor api_{};
-  std::mutex mu_;
-  std::vector<std::thread> threads_;
-};
 
 TEST(CpuParallel, EveryIndexRunsOnce) {
   ThreadExecutor executor;
