@@ -82,16 +82,25 @@ def mlp_weights_as_inputs(threads):
 WORKLOADS = {"chain": chain, "mlp": mlp, "mlp_weights_as_inputs": mlp_weights_as_inputs}
 
 
+def workload_and_iterations(text):
+    name, _, iterations = text.partition(":")
+    if name not in WORKLOADS or (iterations and not iterations.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: not NAME or NAME:ITERATIONS with NAME one of {sorted(WORKLOADS)}")
+    return name, int(iterations) if iterations else None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workloads", nargs="+", choices=sorted(WORKLOADS))
+    parser.add_argument("workloads", nargs="+", type=workload_and_iterations,
+                        help=f"NAME or NAME:ITERATIONS (overriding --iterations), NAME one of {', '.join(sorted(WORKLOADS))}")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     args = parser.parse_args()
     np.random.seed(0)
-    for name in args.workloads:
-        times = timed(WORKLOADS[name](args.threads), args.iterations, args.warmup)
+    for name, iterations in args.workloads:
+        iterations = iterations or args.iterations
+        times = timed(WORKLOADS[name](args.threads), iterations, args.warmup)
         print(json.dumps({"workload": name, "peer": f"onnxruntime {onnxruntime.__version__} cpu, {args.threads} threads",
                           "execute_ms": times}), flush=True)
 

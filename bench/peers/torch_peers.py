@@ -148,16 +148,25 @@ WORKLOADS = {"chain": chain, "mlp": mlp, "dot": dot, "mobilenet": mobilenet, "so
              "max_pool": max_pool, "max_pool_grad": max_pool_grad, "sort_1m": sort_1m}
 
 
+def workload_and_iterations(text):
+    name, _, iterations = text.partition(":")
+    if name not in WORKLOADS or (iterations and not iterations.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: not NAME or NAME:ITERATIONS with NAME one of {sorted(WORKLOADS)}")
+    return name, int(iterations) if iterations else None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workloads", nargs="+", choices=sorted(WORKLOADS))
+    parser.add_argument("workloads", nargs="+", type=workload_and_iterations,
+                        help=f"NAME or NAME:ITERATIONS (overriding --iterations), NAME one of {', '.join(sorted(WORKLOADS))}")
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    for name in args.workloads:
-        iterations = min(args.iterations, 3) if name == "mobilenet" else args.iterations
+    for name, iterations in args.workloads:
+        iterations = iterations or args.iterations
+        iterations = min(iterations, 3) if name == "mobilenet" else iterations
         times = timed(WORKLOADS[name](), iterations, args.warmup)
         print(json.dumps({"workload": name, "peer": f"pytorch {torch.__version__} eager, {args.threads} threads",
                           "execute_ms": times}), flush=True)
