@@ -96,6 +96,24 @@ std::string Normalize(ElementType t, const std::string& v) {
   return v;
 }
 
+namespace {
+
+// The bits of a floating-point literal, a uint expression. A +0 is
+// kRuntimeZero, which is 0 only when the kernel runs: lavapipe's LLVM
+// back end (gallivm) returns 0 for a product with, and a quotient of, a
+// compile-time 0 whatever the other operand, ignoring `precise`, so x * 0
+// was 0 for an infinite or NaN x, where IEEE (and HLO) give NaN; x + 0 was
+// x, -0 for x = -0 where the sum is +0.
+std::string FloatBits(uint64_t bits) { return bits == 0 ? std::string(kRuntimeZero) : Hex(bits) + "u"; }
+
+// A double's: only a whole +0 has a runtime half (1.0's low half is 0 too).
+std::string DoubleExpr(uint64_t bits) {
+  const std::string low = bits == 0 ? std::string(kRuntimeZero) : Hex(bits & 0xFFFFFFFFu) + "u";
+  return "packDouble2x32(uvec2(" + low + ", " + Hex(bits >> 32) + "u))";
+}
+
+}  // namespace
+
 std::string LiteralExpr(const hlo::Literal& literal, int64_t k) {
   const ElementType t = literal.shape().element_type();
   const int bytes = hlo::Info(t).byte_size;
@@ -111,22 +129,20 @@ std::string LiteralExpr(const hlo::Literal& literal, int64_t k) {
     case ElementType::kU32: return Hex(bits) + "u";
     case ElementType::kS64: return "int64_t(" + Hex(bits) + "ul)";
     case ElementType::kU64: return Hex(bits) + "ul";
-    case ElementType::kF16: return "float(uint16BitsToFloat16(uint16_t(" + Hex(bits) + "u)))";
-    case ElementType::kBF16: return "uintBitsToFloat(" + Hex(bits << 16) + "u)";
-    case ElementType::kF32: return "uintBitsToFloat(" + Hex(bits) + "u)";
-    case ElementType::kF64:
-      return "packDouble2x32(uvec2(" + Hex(bits & 0xFFFFFFFFu) + "u, " + Hex(bits >> 32) + "u))";
+    case ElementType::kF16: return "float(uint16BitsToFloat16(uint16_t(" + FloatBits(bits) + ")))";
+    case ElementType::kBF16: return "uintBitsToFloat(" + FloatBits(bits << 16) + ")";
+    case ElementType::kF32: return "uintBitsToFloat(" + FloatBits(bits) + ")";
+    case ElementType::kF64: return DoubleExpr(bits);
     case ElementType::kC64: {
       uint64_t v;
       std::memcpy(&v, literal.data().data() + k * 8, 8);
-      return "vec2(uintBitsToFloat(" + Hex(v & 0xFFFFFFFFu) + "u), uintBitsToFloat(" + Hex(v >> 32) + "u))";
+      return "vec2(uintBitsToFloat(" + FloatBits(v & 0xFFFFFFFFu) + "), uintBitsToFloat(" + FloatBits(v >> 32) + "))";
     }
     case ElementType::kC128: {
       uint64_t re, im;
       std::memcpy(&re, literal.data().data() + k * 16, 8);
       std::memcpy(&im, literal.data().data() + k * 16 + 8, 8);
-      return "dvec2(packDouble2x32(uvec2(" + Hex(re & 0xFFFFFFFFu) + "u, " + Hex(re >> 32) + "u)), packDouble2x32(uvec2(" +
-             Hex(im & 0xFFFFFFFFu) + "u, " + Hex(im >> 32) + "u)))";
+      return "dvec2(" + DoubleExpr(re) + ", " + DoubleExpr(im) + ")";
     }
     default: return "0";
   }

@@ -20,6 +20,11 @@ std::string LoadExpr(hlo::ElementType type, const std::string& stored);
 std::string StoreExpr(hlo::ElementType type, const std::string& value);
 // A register value brought back into the type's range after an op.
 std::string Normalize(hlo::ElementType type, const std::string& value);
+// A uint that each dialect's modules define to be 0 when the kernel runs
+// but unknown to the compiler (GLSL: one less than the dispatch's workgroup
+// count along y, always 1). Floating-point literals of +0 are spelled with
+// it (LiteralExpr), so that no compiler folds x * 0 to 0.
+inline constexpr const char* kRuntimeZero = "ANVIL_RUNTIME_ZERO";
 // Element `index` of `literal` as a register-typed expression, bit exact.
 std::string LiteralExpr(const hlo::Literal& literal, int64_t index);
 // The register type's zero.

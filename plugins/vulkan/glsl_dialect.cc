@@ -78,6 +78,8 @@ std::string GlslDialect::Module(const gpu::ModuleParts& parts) const {
       "#extension GL_EXT_shader_8bit_storage : require\n"
       "#extension GL_EXT_shader_16bit_storage : require\n";
   s += "layout(local_size_x = " + std::to_string(parts.workgroup_size) + ") in;\n";
+  // gpu::kRuntimeZero: every dispatch is (groups, 1, 1) (vulkan_run.cc).
+  s += "#define ANVIL_RUNTIME_ZERO (gl_NumWorkGroups.y - 1u)\n";
   s += "layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Args { uint64_t a[]; };\n";
   std::set<std::string> storage_types;
   for (const auto& [entry, storage] : parts.buffers) storage_types.insert(storage);

@@ -174,6 +174,8 @@ class Runner : public gpu::DeviceQueue {
     Record();
     api.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline->pipeline);
     api.vkCmdPushConstants(commands_, pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, &table);
+    // One row of workgroups: kernels read gl_NumWorkGroups.y - 1 as a 0 the
+    // compiler cannot see (gpu::kRuntimeZero).
     api.vkCmdDispatch(commands_, op.groups, 1, 1);
     Barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
     if (profile_) {
