@@ -1211,9 +1211,38 @@ class Emitter {
     return d_.Element(n, "dvec2", index);
   }
 
-  // The transform is separable: one pass per dimension, each a direct DFT
-  // along it (twiddles exact at quarter turns), in double, between two
-  // scratch buffers shaped like the full signal.
+  // One radix-2 stage of Stockham's autosorting FFT along a dimension of
+  // power-of-two length n and stride `stride`, from scratch buffer `from`
+  // to the other: invocation g takes butterfly j of line g / (n/2), whose
+  // inputs are elements j and j + n/2 and whose outputs, after the twiddle
+  // e^(-+ pi i k / half) with k = j % half, go to (j / half) * 2 half + k
+  // and half after it. log2(n) stages leave the transform in natural
+  // order, in n log n work where the direct DFT did n^2 (an inverse is
+  // scaled by 1/n, a power of two and so exact, in its last stage).
+  std::string StockhamStage(int64_t n, int64_t half, int64_t stride, bool inverse, size_t from) {
+    const std::string zero = d_.DoubleLiteral("0.0"), one = d_.DoubleLiteral("1.0");
+    std::string b = "    uint line = g / " + U(n / 2) + ", j = g % " + U(n / 2) + ";\n";
+    b += "    uint base = (line / " + U(stride) + ") * " + U(n * stride) + " + line % " + U(stride) + ";\n";
+    b += "    dvec2 x0 = " + Scratch(from, "base + j * " + U(stride)) + ";\n";
+    b += "    dvec2 x1 = " + Scratch(from, "base + (j + " + U(n / 2) + ") * " + U(stride)) + ";\n";
+    b += "    uint k = j % " + U(half) + ";\n    dvec2 w;\n";
+    // k / (2 half) of a turn: exact at 0 and at a quarter (k = half / 2).
+    b += "    if (k == 0u) w = dvec2(" + one + ", " + zero + ");\n";
+    b += "    else if (2u * k == " + U(half) + ") w = dvec2(" + zero + ", " + (inverse ? "" : "-") + one + ");\n";
+    b += "    else { dvec2 sc = dsincos(" + std::string(inverse ? "" : "-") + "D_PI * double(k) / double(" +
+         std::to_string(half) + ")); w = dvec2(sc.y, sc.x); }\n";
+    b += "    x1 = dvec2(x1.x * w.x - x1.y * w.y, x1.x * w.y + x1.y * w.x);\n";
+    b += "    uint dst = base + ((j / " + U(half) + ") * " + U(2 * half) + " + k) * " + U(stride) + ";\n";
+    const std::string scale = inverse && 2 * half == n ? " / double(" + std::to_string(n) + ")" : "";
+    b += "    " + Scratch(1 - from, "dst") + " = (x0 + x1)" + scale + ";\n";
+    b += "    " + Scratch(1 - from, "dst + " + U(half * stride)) + " = (x0 - x1)" + scale + ";\n";
+    return b;
+  }
+
+  // The transform is separable: one pass per dimension, each, along a
+  // dimension of power-of-two length, log2(n) Stockham stages, else a
+  // direct DFT along it (twiddles exact at quarter turns), in double,
+  // between two scratch buffers shaped like the full signal.
   hlo::StatusOr<KernelSource> Fft() {
     const Instruction& r = *k_.root;
     if (!d_.HasFloat64()) return NotYet(r, "the FFT kernels compute in double, which this device lacks");
@@ -1260,6 +1289,14 @@ class Emitter {
     }
     for (int d = rank - n_dims; d < rank; ++d) {
       const int64_t n = dims[d];
+      if (n >= 2 && (n & (n - 1)) == 0) {
+        for (int64_t half = 1; half < n; half *= 2) {
+          passes.push_back({GridLoop("g", total / 2, StockhamStage(n, half, strides[d], inverse, from)),
+                            static_cast<uint64_t>(total / 2)});
+          from = 1 - from;
+        }
+        continue;
+      }
       ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(total) * n, "an FFT of length " + std::to_string(n)));
       std::string body = "    uint f = " + c[d] + ";\n    uint base = i - f * " + U(strides[d]) + ";\n";
       body += "    dvec2 sum = dvec2(" + zero + ");\n";
