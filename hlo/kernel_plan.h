@@ -51,7 +51,7 @@ enum class KernelKind : uint8_t {
   kScatter,           // a copy of the operands, then the updates in index order
   kSort,              // one invocation per sorted row, a stable sort
   kTriangularSolve,   // one invocation per right-hand side, by substitution
-  kFft,               // per transformed dimension: radix-2 Stockham stages, or a direct DFT along it
+  kFft,               // per transformed dimension: radix-2 Stockham stages, Bluestein, or a direct DFT
   kTopK,              // one invocation per row, k selections
   kRaggedDot,         // dot_general whose rhs group follows the lhs row's group
 };

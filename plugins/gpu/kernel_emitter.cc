@@ -1219,7 +1219,7 @@ class Emitter {
   // and half after it. log2(n) stages leave the transform in natural
   // order, in n log n work where the direct DFT did n^2 (an inverse is
   // scaled by 1/n, a power of two and so exact, in its last stage).
-  std::string StockhamStage(int64_t n, int64_t half, int64_t stride, bool inverse, size_t from) {
+  std::string StockhamStage(int64_t n, int64_t half, int64_t stride, bool inverse, size_t from, size_t to) {
     const std::string zero = d_.DoubleLiteral("0.0"), one = d_.DoubleLiteral("1.0");
     std::string b = "    uint line = g / " + U(n / 2) + ", j = g % " + U(n / 2) + ";\n";
     b += "    uint base = (line / " + U(stride) + ") * " + U(n * stride) + " + line % " + U(stride) + ";\n";
@@ -1234,9 +1234,79 @@ class Emitter {
     b += "    x1 = dvec2(x1.x * w.x - x1.y * w.y, x1.x * w.y + x1.y * w.x);\n";
     b += "    uint dst = base + ((j / " + U(half) + ") * " + U(2 * half) + " + k) * " + U(stride) + ";\n";
     const std::string scale = inverse && 2 * half == n ? " / double(" + std::to_string(n) + ")" : "";
-    b += "    " + Scratch(1 - from, "dst") + " = (x0 + x1)" + scale + ";\n";
-    b += "    " + Scratch(1 - from, "dst + " + U(half * stride)) + " = (x0 - x1)" + scale + ";\n";
+    b += "    " + Scratch(to, "dst") + " = (x0 + x1)" + scale + ";\n";
+    b += "    " + Scratch(to, "dst + " + U(half * stride)) + " = (x0 - x1)" + scale + ";\n";
     return b;
+  }
+
+  // Lines longer than this, of a length not a power of two, are
+  // transformed by Bluestein's algorithm; shorter ones by a direct DFT.
+  static constexpr int64_t kLongestDirectDft = 128;
+
+  // The passes of Bluestein's chirp-z transform of every line of length n
+  // (stride `stride`) of the `total`-element signal in scratch buffer
+  // `from`, into the other: with c_k = e^(-+ pi i k^2 / n), X_j = c_j *
+  // sum_k (x_k c_k) conj(c_(j-k)), a convolution done by power-of-two
+  // transforms of M >= 2n - 1 points (Stockham stages) in scratch buffers
+  // 2 and 3, whose last line holds the chirp filter conj(c) so that one
+  // set of forward stages transforms it with the lines. k^2 mod 2n is
+  // exact in double for n < 2^26 (the caller's bound, with the padded
+  // lines' indices within a uint), so the chirp's angle is exact, whatever
+  // the line's length.
+  void BluesteinPasses(int64_t n, int64_t stride, int64_t total, bool inverse, size_t from,
+                       std::vector<std::pair<std::string, uint64_t>>& passes) {
+    int64_t m = 1;
+    while (m < 2 * n - 1) m *= 2;
+    const int64_t lines = total / n, padded = (lines + 1) * m;
+    const uint64_t bytes = static_cast<uint64_t>(padded) * 16;
+    if (result_.scratch_bytes.size() < 4) result_.scratch_bytes.resize(4, 0);
+    result_.scratch_bytes[2] = std::max(result_.scratch_bytes[2], bytes);
+    result_.scratch_bytes[3] = std::max(result_.scratch_bytes[3], bytes);
+    auto chirp = [&](const std::string& k) {
+      return "bluestein_chirp(" + k + ", " + U(n) + ", " + (inverse ? "true" : "false") + ")";
+    };
+    if (functions_.find("dvec2 bluestein_chirp(") == std::string::npos) {
+      functions_ +=
+          "dvec2 bluestein_chirp(uint k, uint n, bool inverse) {\n"
+          "  double kk = double(k) * double(k), period = " + d_.DoubleLiteral("2.0") + " * double(n);\n"
+          "  double r = kk - period * floor(kk / period);\n"
+          "  dvec2 sc = dsincos((inverse ? D_PI : -D_PI) * r / double(n));\n"
+          "  return dvec2(sc.y, sc.x);\n"
+          "}\n";
+    }
+    // Padded lines: x_k c_k, zeros after n; then the filter.
+    std::string load = "    uint line = g / " + U(m) + ", k = g % " + U(m) + ";\n    dvec2 v = dvec2(" + d_.DoubleLiteral("0.0") + ");\n";
+    load += "    if (line < " + U(lines) + ") {\n";
+    load += "      if (k < " + U(n) + ") { dvec2 x = " +
+            Scratch(from, "(line / " + U(stride) + ") * " + U(n * stride) + " + line % " + U(stride) + " + k * " +
+                    U(stride)) +
+            "; dvec2 c = " + chirp("k") + "; v = dvec2(x.x * c.x - x.y * c.y, x.x * c.y + x.y * c.x); }\n";
+    load += "    } else if (k < " + U(n) + " || " + U(m) + " - k < " + U(n) + ") {\n";
+    load += "      dvec2 c = " + chirp("k < " + U(n) + " ? k : " + U(m) + " - k") + "; v = dvec2(c.x, -c.y);\n    }\n";
+    load += "    " + Scratch(2, "g") + " = v;\n";
+    passes.push_back({GridLoop("g", padded, load), static_cast<uint64_t>(padded)});
+    size_t at = 2;
+    for (int64_t half = 1; half < m; half *= 2) {
+      passes.push_back({GridLoop("g", padded / 2, StockhamStage(m, half, 1, false, at, 5 - at)),
+                        static_cast<uint64_t>(padded / 2)});
+      at = 5 - at;
+    }
+    // Each line's transform times the filter's, then back (scaled by 1/M).
+    std::string product = "    dvec2 a = " + Scratch(at, "g") + ", f = " + Scratch(at, U(lines * m) + " + g % " + U(m)) +
+                          ";\n    " + Scratch(at, "g") + " = dvec2(a.x * f.x - a.y * f.y, a.x * f.y + a.y * f.x);\n";
+    passes.push_back({GridLoop("g", lines * m, product), static_cast<uint64_t>(lines * m)});
+    for (int64_t half = 1; half < m; half *= 2) {
+      passes.push_back({GridLoop("g", lines * m / 2, StockhamStage(m, half, 1, true, at, 5 - at)),
+                        static_cast<uint64_t>(lines * m / 2)});
+      at = 5 - at;
+    }
+    // X_j = c_j * convolution_j (and 1/n for an inverse), in the signal's layout.
+    std::string store = "    uint k = (i / " + U(stride) + ") % " + U(n) + ";\n";
+    store += "    uint line = (i / " + U(n * stride) + ") * " + U(stride) + " + i % " + U(stride) + ";\n";
+    store += "    dvec2 y = " + Scratch(at, "line * " + U(m) + " + k") + ", c = " + chirp("k") + ";\n";
+    store += "    " + Scratch(1 - from, "i") + " = dvec2(y.x * c.x - y.y * c.y, y.x * c.y + y.y * c.x)" +
+             (inverse ? " / double(" + std::to_string(n) + ")" : std::string()) + ";\n";
+    passes.push_back({GridLoop("i", total, store), static_cast<uint64_t>(total)});
   }
 
   // The transform is separable: one pass per dimension, each, along a
@@ -1291,10 +1361,15 @@ class Emitter {
       const int64_t n = dims[d];
       if (n >= 2 && (n & (n - 1)) == 0) {
         for (int64_t half = 1; half < n; half *= 2) {
-          passes.push_back({GridLoop("g", total / 2, StockhamStage(n, half, strides[d], inverse, from)),
+          passes.push_back({GridLoop("g", total / 2, StockhamStage(n, half, strides[d], inverse, from, 1 - from)),
                             static_cast<uint64_t>(total / 2)});
           from = 1 - from;
         }
+        continue;
+      }
+      if (n > kLongestDirectDft && n < (int64_t{1} << 26) && (total / n + 1) * 4 * n < (int64_t{1} << 32)) {
+        BluesteinPasses(n, strides[d], total, inverse, from, passes);
+        from = 1 - from;
         continue;
       }
       ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(total) * n, "an FFT of length " + std::to_string(n)));
