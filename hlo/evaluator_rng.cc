@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "hlo/attributes.h"
@@ -50,6 +51,17 @@ struct U128 {
   }
 };
 
+// Element k of a generator's output: its low bits, as the bits of a float
+// (the spec's "random bits"; SetBits would convert the integer to the float
+// type) or of an integer (truncated, sub-byte ones sign-extended in their
+// byte as SetBits stores them).
+void SetRandomBits(Literal& out, int64_t k, uint64_t v) {
+  const ElementType t = out.shape().element_type();
+  if (!IsFloat(t)) return SetBits(out, k, v);
+  const int64_t bytes = Info(t).byte_size;
+  std::memcpy(out.mutable_data().data() + k * bytes, &v, static_cast<size_t>(bytes));  // little-endian host
+}
+
 // THREE_FRY for elements of 32 bits or fewer: the shape is halved along one
 // dimension (the first even one, else the largest), each counter value gives
 // two words, and the two words fill neighbouring elements of that dimension.
@@ -81,7 +93,7 @@ uint64_t ThreeFryNarrow(uint64_t key, uint64_t counter, Literal& out) {
       linear_half = Flatten(index, half_strides);
     }
     const auto words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(linear_half)), key_words);
-    SetBits(out, k, words[which]);
+    SetRandomBits(out, k, words[which]);
   }
   return counter + static_cast<uint64_t>(half_count);
 }
@@ -90,7 +102,7 @@ uint64_t ThreeFryWide(uint64_t key, uint64_t counter, Literal& out) {
   const auto key_words = Halves(key);
   for (int64_t k = 0, k_end = out.element_count(); k < k_end; ++k) {
     const auto words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(k)), key_words);
-    SetBits(out, k, Join(words[0], words[1]));
+    SetRandomBits(out, k, Join(words[0], words[1]));
   }
   return counter + static_cast<uint64_t>(out.element_count());
 }
@@ -106,7 +118,7 @@ U128 Philox(uint64_t key, U128 counter, Literal& out, bool wide) {
     for (int64_t j = 0; j < per_block; ++j) {
       const int64_t k = b * per_block + j;
       if (k >= out.element_count()) break;
-      SetBits(out, k, wide ? Join(words[2 * j], words[2 * j + 1]) : words[j]);
+      SetRandomBits(out, k, wide ? Join(words[2 * j], words[2 * j + 1]) : words[j]);
     }
   }
   return counter.Plus(static_cast<uint64_t>(blocks));

@@ -145,6 +145,20 @@ TEST(Evaluator, RngBitGeneratorsMatchTheRandom123KnownAnswers) {
                            "  b = u8[5] get-tuple-element(t), index=1\n  ROOT r = (u64[2], u8[5]) tuple(n, b)")));
 }
 
+TEST(Evaluator, RngBitGeneratorFillsFloatsWithItsBits) {
+  // A float output holds the stream's bits (the spec's "random bits"), not
+  // the words converted to floats: the same as a u32 output bitcast.
+  for (const char* algorithm : {"rng_three_fry", "rng_philox"}) {
+    const std::string state = "  s = u64[2] constant({42, 7})\n";
+    EXPECT_EQ(EvalText(Entry(state + "  t = (u64[2], f32[3,2]) rng-bit-generator(s), algorithm=" + algorithm +
+                             "\n  ROOT b = f32[3,2] get-tuple-element(t), index=1")),
+              EvalText(Entry(state + "  t = (u64[2], u32[3,2]) rng-bit-generator(s), algorithm=" + algorithm +
+                             "\n  u = u32[3,2] get-tuple-element(t), index=1\n"
+                             "  ROOT b = f32[3,2] bitcast-convert(u)")))
+        << algorithm;
+  }
+}
+
 TEST(Evaluator, RngStateAdvancesEachTimeItsOpRuns) {
   // Each op has its own state from 0x7012395 (117515157); one inside a loop
   // body advances on every trip.
