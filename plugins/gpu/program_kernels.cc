@@ -4,6 +4,7 @@
 
 #include "hlo/batch_norm_expander.h"
 #include "hlo/hlo_parser.h"
+#include "hlo/rng_bit_generator_expander.h"
 #include "hlo/scan_expander.h"
 
 namespace anvil::gpu {
@@ -13,6 +14,7 @@ hlo::StatusOr<PlannedProgram> PlanProgram(std::string_view canonical_text) {
   ANVIL_ASSIGN_OR_RETURN(program.module, hlo::ParseHloModule(canonical_text, {"canonical", 1}));
   ANVIL_RETURN_IF_ERROR(hlo::ExpandBatchNorm(*program.module));
   ANVIL_RETURN_IF_ERROR(hlo::ExpandScans(*program.module));
+  ANVIL_RETURN_IF_ERROR(hlo::ExpandRngBitGenerators(*program.module));
   ANVIL_ASSIGN_OR_RETURN(program.plan, hlo::PlanKernels(*program.module));
   return program;
 }
