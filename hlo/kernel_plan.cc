@@ -79,6 +79,7 @@ Role RoleOf(const Instruction& i) {
     case Opcode::kSort:
     case Opcode::kTriangularSolve:
     case Opcode::kFft:
+    case Opcode::kCholesky:
     case Opcode::kTopK:
     case Opcode::kRaggedDot:
       return Role::kKernel;
@@ -115,6 +116,7 @@ KernelKind KindOf(const Instruction& i) {
     case Opcode::kSort: return KernelKind::kSort;
     case Opcode::kTriangularSolve: return KernelKind::kTriangularSolve;
     case Opcode::kFft: return KernelKind::kFft;
+    case Opcode::kCholesky: return KernelKind::kCholesky;
     case Opcode::kTopK: return KernelKind::kTopK;
     case Opcode::kRaggedDot: return KernelKind::kRaggedDot;
     default: return KernelKind::kLoop;

@@ -52,6 +52,7 @@ enum class KernelKind : uint8_t {
   kSort,              // one invocation per sorted row, a stable sort
   kTriangularSolve,   // one invocation per right-hand side, by substitution
   kFft,               // per transformed dimension: radix-2 Stockham stages, Bluestein, or a direct DFT
+  kCholesky,          // per column, the diagonal then the column below it, in double
   kTopK,              // one invocation per row, k selections
   kRaggedDot,         // dot_general whose rhs group follows the lhs row's group
 };

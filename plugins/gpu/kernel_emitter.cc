@@ -90,6 +90,7 @@ class Emitter {
       case KernelKind::kSort: return Sort();
       case KernelKind::kTriangularSolve: return TriangularSolve();
       case KernelKind::kFft: return Fft();
+      case KernelKind::kCholesky: return Cholesky();
       case KernelKind::kTopK: return TopK();
       case KernelKind::kRaggedDot: return RaggedDot();
     }
@@ -1143,6 +1144,99 @@ class Emitter {
       passes.push_back({step_pass, static_cast<uint64_t>(pairs)});
       if (s + 1 < steps) passes.push_back({advance, 1});
     }
+    return Finish(std::move(passes));
+  }
+
+  // Cholesky, as the evaluator computes it: in double, column by column,
+  // L(j, j) = sqrt(a(j, j) - sum_k<j L(j, k)^2), then L(r, j) = (a(r, j) -
+  // sum_k<j L(r, k) L(j, k)) / L(j, j) below it, the sums in k's order; the
+  // other triangle 0; a matrix with a pivot that is not positive all NaN.
+  // Scratch 0 holds L; scratch 1 two column counters and a flag per
+  // matrix. Each column is two passes (the diagonal, one invocation per
+  // matrix; then the column below it, one per row), which read the column
+  // from one counter, the second also writing the next column to the other:
+  // four modules, dispatched n times over, whatever n is.
+  hlo::StatusOr<KernelSource> Cholesky() {
+    const Instruction& r = *k_.root;
+    const Instruction* a = r.operands[0];
+    const ElementType t = r.shape.element_type();
+    if (!d_.HasFloat64()) return NotYet(r, "the cholesky kernel computes in double, which this device lacks");
+    const bool lower = hlo::BoolAttribute(r, "lower");
+    const bool complex = hlo::IsComplex(t);
+    const int rank = r.shape.rank();
+    if (rank < 2) return NotYet(r, "cholesky of fewer than two dimensions");
+    const int64_t n = r.shape.dim(rank - 1);
+    const int64_t matrices = n == 0 ? 0 : r.shape.ElementCount() / (n * n);
+    const int64_t total = matrices * n * n;
+    ANVIL_RETURN_IF_ERROR(CheckLoops(std::max(GridShare(matrices), GridShare(matrices * n)) * n,
+                                     "a cholesky of " + std::to_string(n) + " columns"));
+    result_.scratch_bytes = {static_cast<uint64_t>(std::max<int64_t>(total, 1)) * (complex ? 16 : 8),
+                             static_cast<uint64_t>(2 + std::max<int64_t>(matrices, 1)) * 4};
+    // L's elements: double, or complex double (x real, y imaginary).
+    const std::string E = complex ? "dvec2" : "double";
+    auto l = [&](const std::string& index) { return complex ? Scratch(0, index) : ScratchAt(0, ElementType::kF64, index); };
+    auto flag = [&](const std::string& index) { return ScratchAt(1, ElementType::kU32, index); };
+    // p conj(q), of variables.
+    auto times_conjugate = [&](const std::string& p, const std::string& q) {
+      return complex ? "dvec2(" + p + ".x * " + q + ".x + " + p + ".y * " + q + ".y, " + p + ".y * " + q + ".x - " + p +
+                           ".x * " + q + ".y)"
+                     : p + " * " + q;
+    };
+    const std::string zero = d_.DoubleLiteral("0.0");
+    const std::string nan = "packDouble2x32(uvec2(0u, 0x7ff80000u))";
+    std::vector<std::pair<std::string, uint64_t>> passes;
+    std::string load = "    uint b = g / " + U(n * n) + ", row = (g / " + U(n) + ") % " + U(n) + ", col = g % " + U(n) +
+                       ";\n";
+    const std::string from = "b * " + U(n * n) + " + " + (lower ? "row * " + U(n) + " + col" : "col * " + U(n) + " + row");
+    // The triangle `lower` names, as the lower one (upper: its adjoint).
+    std::string element = E + "(" + Read(a, from) + ")";
+    if (complex && !lower) element = "dvec2(" + Read(a, from) + ".x, -" + Read(a, from) + ".y)";
+    load += "    " + l("g") + " = row >= col ? " + element + " : " + E + "(" + zero + ");\n";
+    load += "    if (g < 2u) " + flag("g") + " = 0u;\n";
+    load += "    if (row == 0u && col == 0u) " + flag("2u + b") + " = 1u;\n";
+    passes.push_back({GridLoop("g", total, load), static_cast<uint64_t>(total)});
+    const std::string last = U(std::max<int64_t>(n - 1, 0));
+    std::pair<std::string, std::string> column_passes[2];  // (diagonal, below it), reading counter x
+    for (int x = 0; x < 2; ++x) {
+      const std::string j = flag(U(x));
+      // j < n always; the guards keep a wrong counter from writing past L.
+      std::string diagonal = "    uint j = min(" + j + ", " + last + "), base = b * " + U(n * n) + ";\n";
+      diagonal += "    double d = " + l("base + j * " + U(n + 1)) + (complex ? ".x" : "") + ";\n";
+      diagonal += "    for (uint k = 0u; k < j; ++k) { " + E + " v = " + l("base + j * " + U(n) + " + k") + "; d -= " +
+                  (complex ? "v.x * v.x + v.y * v.y" : "v * v") + "; }\n";
+      diagonal += "    if (!(d > " + zero + ")) " + flag("2u + b") + " = 0u;\n";
+      diagonal += "    " + l("base + j * " + U(n + 1)) + " = " + E + "(sqrt(d)" + (complex ? ", " + zero : "") + ");\n";
+      std::string column = "    uint j = min(" + j + ", " + last + "), b = g / " + U(n) + ", row = g % " + U(n) +
+                           ", base = b * " + U(n * n) + ";\n";
+      column += "    if (row > j) {\n      " + E + " v = " + l("base + row * " + U(n) + " + j") + ";\n";
+      column += "      for (uint k = 0u; k < j; ++k) { " + E + " p = " + l("base + row * " + U(n) + " + k") + ", q = " +
+                l("base + j * " + U(n) + " + k") + "; v -= " + times_conjugate("p", "q") + "; }\n";
+      column += "      " + l("base + row * " + U(n) + " + j") + " = v / " + l("base + j * " + U(n + 1)) +
+                (complex ? ".x" : "") + ";\n    }\n";
+      column += "    if (g == 0u) " + flag(U(1 - x)) + " = j + 1u;\n";
+      column_passes[x] = {GridLoop("b", matrices, diagonal), GridLoop("g", matrices * n, column)};
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      const auto& [diagonal, column] = column_passes[c % 2];
+      passes.push_back({diagonal, static_cast<uint64_t>(matrices)});
+      passes.push_back({column, static_cast<uint64_t>(matrices * n)});
+    }
+    std::string store = "    uint b = o / " + U(n * n) + ", row = (o / " + U(n) + ") % " + U(n) + ", col = o % " + U(n) +
+                        ";\n";
+    store += "    " + E + " v = " + E + "(" + zero + ");\n";
+    store += "    if (" + flag("2u + b") + " == 0u) v = " + E + "(" + nan + ");\n";
+    if (lower) {
+      store += "    else if (row >= col) v = " + l("o") + ";\n";
+    } else {
+      // U = L^H.
+      store += "    else if (col >= row) { v = " + l("b * " + U(n * n) + " + col * " + U(n) + " + row") + ";" +
+               (complex ? " v.y = -v.y;" : "") + " }\n";
+    }
+    std::string value = "v";
+    if (t == ElementType::kC64) value = "vec2(v)";
+    if (!complex && t != ElementType::kF64) value = NarrowOnce(t, "v");
+    store += "    " + Store(0, "o", value) + "\n";
+    passes.push_back({GridLoop("o", total, store), static_cast<uint64_t>(total)});
     return Finish(std::move(passes));
   }
 
