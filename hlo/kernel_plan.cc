@@ -33,8 +33,23 @@ std::string ElementwiseCustomCall(const Instruction& i) {
   return m == kMath.end() ? "" : m->second;
 }
 
+namespace {
+
+// The decompositions JAX calls as custom calls where there is no LAPACK
+// (evaluator_decompositions.cc), which have kernels of their own.
+bool IsQr(const Instruction& i) {
+  return i.opcode == Opcode::kCustomCall && StringAttribute(i, "custom_call_target") == "Qr";
+}
+bool IsHouseholderProduct(const Instruction& i) {
+  return i.opcode == Opcode::kCustomCall &&
+         StringAttribute(i, "custom_call_target") == "ProductOfElementaryHouseholderReflectors";
+}
+
+}  // namespace
+
 Role RoleOf(const Instruction& i) {
   if (!ElementwiseCustomCall(i).empty()) return Role::kLoop;
+  if (IsQr(i) || IsHouseholderProduct(i)) return Role::kKernel;
   switch (i.opcode) {
     case Opcode::kParameter: return Role::kParameter;
     case Opcode::kConstant: return Role::kConstant;
@@ -106,6 +121,8 @@ const ComputationPlan* ProgramPlan::Find(const Computation* c) const {
 namespace {
 
 KernelKind KindOf(const Instruction& i) {
+  if (IsQr(i)) return KernelKind::kQr;
+  if (IsHouseholderProduct(i)) return KernelKind::kHouseholderProduct;
   switch (i.opcode) {
     case Opcode::kReduce: return KernelKind::kReduce;
     case Opcode::kDot: return KernelKind::kDot;

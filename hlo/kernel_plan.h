@@ -53,6 +53,8 @@ enum class KernelKind : uint8_t {
   kTriangularSolve,   // one invocation per right-hand side, by substitution
   kFft,               // per transformed dimension: radix-2 Stockham stages, Bluestein, or a direct DFT
   kCholesky,          // per column, the diagonal then the column below it, in double
+  kQr,                // custom-call "Qr" (geqrf): per column, its reflector, then applied to the columns right of it
+  kHouseholderProduct,  // custom-call "ProductOfElementaryHouseholderReflectors" (orgqr): reflectors applied last first
   kTopK,              // one invocation per row, k selections
   kRaggedDot,         // dot_general whose rhs group follows the lhs row's group
 };

@@ -91,6 +91,8 @@ class Emitter {
       case KernelKind::kTriangularSolve: return TriangularSolve();
       case KernelKind::kFft: return Fft();
       case KernelKind::kCholesky: return Cholesky();
+      case KernelKind::kQr: return Qr();
+      case KernelKind::kHouseholderProduct: return HouseholderProduct();
       case KernelKind::kTopK: return TopK();
       case KernelKind::kRaggedDot: return RaggedDot();
     }
@@ -1237,6 +1239,143 @@ class Emitter {
     if (!complex && t != ElementType::kF64) value = NarrowOnce(t, "v");
     store += "    " + Store(0, "o", value) + "\n";
     passes.push_back({GridLoop("o", total, store), static_cast<uint64_t>(total)});
+    return Finish(std::move(passes));
+  }
+
+  // Double `v` as element type t: itself, or rounded once (NarrowOnce).
+  std::string FromDouble(ElementType t, const std::string& v) {
+    return t == ElementType::kF64 ? v : NarrowOnce(t, v);
+  }
+  // A real float matrix type the decomposition kernels take, or why not.
+  hlo::Status CheckDecomposition(const Instruction& r, const hlo::Shape& shape, const char* what) {
+    const ElementType t = shape.element_type();
+    if (!shape.IsArray() || shape.rank() < 2 || hlo::IsComplex(t) || !hlo::IsFloat(t)) {
+      return NotYet(r, std::string(what) + " of " + shape.ToString(false) + " (real matrices [..., m, n] only)");
+    }
+    if (!d_.HasFloat64()) return NotYet(r, std::string(what) + " computes in double, which this device lacks");
+    return hlo::OkStatus();
+  }
+
+  // custom-call "Qr" (LAPACK's geqrf), as the evaluator computes it
+  // (evaluator_decompositions.cc): in double, for each column j < min(m,
+  // n), the reflector H = I - tau v v^T that zeroes it below the diagonal
+  // (beta = -sign(alpha) |x|, the norm accumulated by hypot in row order),
+  // then H applied to each column right of j. Per column, one pass with an
+  // invocation per matrix and one with an invocation per column, reading j
+  // from a counter in scratch as Cholesky's do.
+  hlo::StatusOr<KernelSource> Qr() {
+    const Instruction& r = *k_.root;
+    const Instruction* a = r.operands.at(0);
+    ANVIL_RETURN_IF_ERROR(CheckDecomposition(r, a->shape, "a QR factorisation"));
+    const int rank = a->shape.rank();
+    const int64_t m = a->shape.dim(rank - 2), n = a->shape.dim(rank - 1), k = std::min(m, n);
+    const int64_t total = a->shape.ElementCount(), batch = m * n == 0 ? 0 : total / (m * n);
+    ANVIL_RETURN_IF_ERROR(CheckLoops(std::max(GridShare(batch), GridShare(batch * n)) * 2 * m,
+                                     "a QR factorisation of " + std::to_string(m) + " rows"));
+    result_.scratch_bytes = {static_cast<uint64_t>(std::max<int64_t>(total, 1)) * 8,
+                             static_cast<uint64_t>(std::max<int64_t>(batch * k, 1)) * 8, 8};
+    auto A = [&](const std::string& row, const std::string& col) {
+      return ScratchAt(0, ElementType::kF64, "base + " + row + " * " + U(n) + " + " + col);
+    };
+    auto tau_at = [&](const std::string& index) { return ScratchAt(1, ElementType::kF64, index); };
+    auto counter = [&](const std::string& index) { return ScratchAt(2, ElementType::kU32, index); };
+    const std::string zero = d_.DoubleLiteral("0.0"), one = d_.DoubleLiteral("1.0");
+    lib_.Need("MATH");
+    std::vector<std::pair<std::string, uint64_t>> passes;
+    std::string load = "    " + ScratchAt(0, ElementType::kF64, "g") + " = double(" + Read(a, "g") + ");\n";
+    load += "    if (g < 2u) " + counter("g") + " = 0u;\n";
+    passes.push_back({GridLoop("g", total, load), static_cast<uint64_t>(total)});
+    const std::string last = U(std::max<int64_t>(k - 1, 0));
+    std::pair<std::string, std::string> column_passes[2];  // (reflector, applied), reading counter x
+    for (int x = 0; x < 2; ++x) {
+      std::string reflect = "    uint j = min(" + counter(U(x)) + ", " + last + "), base = b * " + U(m * n) + ";\n";
+      reflect += "    double alpha = " + A("j", "j") + ", tail = " + zero + ", tau = " + zero + ";\n";
+      reflect += "    for (uint row = j + 1u; row < " + U(m) + "; ++row) tail = dhypot(tail, " + A("row", "j") + ");\n";
+      reflect += "    if (tail != " + zero + ") {\n";
+      // beta = -copysign(hypot(alpha, tail), alpha), alpha's sign from its bits (-0 too).
+      reflect += "      double h = dhypot(alpha, tail);\n";
+      reflect += "      double beta = (unpackDouble2x32(alpha).y >> 31) != 0u ? h : -h;\n";
+      reflect += "      tau = (beta - alpha) / beta;\n      double scale = " + one + " / (alpha - beta);\n";
+      reflect += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) " + A("row", "j") + " *= scale;\n";
+      reflect += "      " + A("j", "j") + " = beta;\n    }\n";
+      reflect += "    " + tau_at("b * " + U(k) + " + j") + " = tau;\n";
+      std::string apply = "    uint j = min(" + counter(U(x)) + ", " + last + "), b = g / " + U(n) + ", col = g % " +
+                          U(n) + ", base = b * " + U(m * n) + ";\n";
+      apply += "    double tau = " + tau_at("b * " + U(k) + " + j") + ";\n";
+      apply += "    if (col > j && tau != " + zero + ") {\n      double dot = " + A("j", "col") + ";\n";
+      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) dot += " + A("row", "j") + " * " +
+               A("row", "col") + ";\n";
+      apply += "      dot *= tau;\n      " + A("j", "col") + " -= dot;\n";
+      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) " + A("row", "col") + " -= dot * " +
+               A("row", "j") + ";\n    }\n";
+      apply += "    if (g == 0u) " + counter(U(1 - x)) + " = j + 1u;\n";
+      column_passes[x] = {GridLoop("b", batch, reflect), GridLoop("g", batch * n, apply)};
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      const auto& [reflect, apply] = column_passes[j % 2];
+      passes.push_back({reflect, static_cast<uint64_t>(batch)});
+      passes.push_back({apply, static_cast<uint64_t>(batch * n)});
+    }
+    const ElementType t = result_.outputs[0].element_type();
+    passes.push_back({GridLoop("o", total, "    " + Store(0, "o", FromDouble(t, ScratchAt(0, ElementType::kF64, "o"))) +
+                                               "\n"),
+                      static_cast<uint64_t>(total)});
+    passes.push_back({GridLoop("o", batch * k, "    " + Store(1, "o", FromDouble(result_.outputs[1].element_type(),
+                                                                                 tau_at("o"))) + "\n"),
+                      static_cast<uint64_t>(batch * k)});
+    return Finish(std::move(passes));
+  }
+
+  // custom-call "ProductOfElementaryHouseholderReflectors" (LAPACK's orgqr):
+  // the first n columns of Q = H_0 ... H_{k-1}, from Qr's vectors and taus,
+  // as the evaluator: I, then the reflectors applied last first, each to
+  // the columns from its own on, one invocation per column.
+  hlo::StatusOr<KernelSource> HouseholderProduct() {
+    const Instruction& r = *k_.root;
+    if (r.operands.size() != 2) return NotYet(r, "a Householder product of other than (vectors, taus)");
+    const Instruction* v = r.operands[0];
+    const Instruction* taus = r.operands[1];
+    ANVIL_RETURN_IF_ERROR(CheckDecomposition(r, v->shape, "a Householder product"));
+    const int rank = v->shape.rank();
+    const int64_t m = v->shape.dim(rank - 2), n = v->shape.dim(rank - 1);
+    const int64_t total = v->shape.ElementCount(), batch = m * n == 0 ? 0 : total / (m * n);
+    const int64_t k = batch == 0 ? 0 : taus->shape.ElementCount() / batch;
+    if (k > std::min(m, n)) return NotYet(r, "more reflectors than columns");
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(batch * n) * 2 * m,
+                                     "a Householder product of " + std::to_string(m) + " rows"));
+    result_.scratch_bytes = {static_cast<uint64_t>(std::max<int64_t>(total, 1)) * 8, 8};
+    auto Q = [&](const std::string& row, const std::string& col) {
+      return ScratchAt(0, ElementType::kF64, "base + " + row + " * " + U(n) + " + " + col);
+    };
+    auto V = [&](const std::string& row, const std::string& col) {
+      return "double(" + Read(v, "base + " + row + " * " + U(n) + " + " + col) + ")";
+    };
+    auto counter = [&](const std::string& index) { return ScratchAt(1, ElementType::kU32, index); };
+    const std::string zero = d_.DoubleLiteral("0.0"), one = d_.DoubleLiteral("1.0");
+    std::vector<std::pair<std::string, uint64_t>> passes;
+    std::string load = "    uint row = (g / " + U(n) + ") % " + U(m) + ", col = g % " + U(n) + ";\n";
+    load += "    " + ScratchAt(0, ElementType::kF64, "g") + " = row == col ? " + one + " : " + zero + ";\n";
+    load += "    if (g < 2u) " + counter("g") + " = " + U(std::max<int64_t>(k - 1, 0)) + ";\n";
+    passes.push_back({GridLoop("g", total, load), static_cast<uint64_t>(total)});
+    std::string pass[2];
+    for (int x = 0; x < 2; ++x) {
+      std::string apply = "    uint j = min(" + counter(U(x)) + ", " + U(std::max<int64_t>(k - 1, 0)) + "), b = g / " +
+                          U(n) + ", col = g % " + U(n) + ", base = b * " + U(m * n) + ";\n";
+      apply += "    double tau = double(" + Read(taus, "b * " + U(k) + " + j") + ");\n";
+      apply += "    if (col >= j && tau != " + zero + ") {\n      double dot = " + Q("j", "col") + ";\n";
+      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) dot += " + V("row", "j") + " * " +
+               Q("row", "col") + ";\n";
+      apply += "      dot *= tau;\n      " + Q("j", "col") + " -= dot;\n";
+      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) " + Q("row", "col") + " -= dot * " +
+               V("row", "j") + ";\n    }\n";
+      apply += "    if (g == 0u) " + counter(U(1 - x)) + " = j - 1u;\n";
+      pass[x] = GridLoop("g", batch * n, apply);
+    }
+    for (int64_t j = 0; j < k; ++j) passes.push_back({pass[j % 2], static_cast<uint64_t>(batch * n)});
+    passes.push_back({GridLoop("o", total, "    " + Store(0, "o", FromDouble(result_.outputs[0].element_type(),
+                                                                             ScratchAt(0, ElementType::kF64, "o"))) +
+                                               "\n"),
+                      static_cast<uint64_t>(total)});
     return Finish(std::move(passes));
   }
 
