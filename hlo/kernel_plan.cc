@@ -40,6 +40,9 @@ namespace {
 bool IsQr(const Instruction& i) {
   return i.opcode == Opcode::kCustomCall && StringAttribute(i, "custom_call_target") == "Qr";
 }
+bool IsEigh(const Instruction& i) {
+  return i.opcode == Opcode::kCustomCall && StringAttribute(i, "custom_call_target") == "Eigh";
+}
 bool IsHouseholderProduct(const Instruction& i) {
   return i.opcode == Opcode::kCustomCall &&
          StringAttribute(i, "custom_call_target") == "ProductOfElementaryHouseholderReflectors";
@@ -49,7 +52,7 @@ bool IsHouseholderProduct(const Instruction& i) {
 
 Role RoleOf(const Instruction& i) {
   if (!ElementwiseCustomCall(i).empty()) return Role::kLoop;
-  if (IsQr(i) || IsHouseholderProduct(i)) return Role::kKernel;
+  if (IsQr(i) || IsHouseholderProduct(i) || IsEigh(i)) return Role::kKernel;
   switch (i.opcode) {
     case Opcode::kParameter: return Role::kParameter;
     case Opcode::kConstant: return Role::kConstant;
@@ -123,6 +126,7 @@ namespace {
 KernelKind KindOf(const Instruction& i) {
   if (IsQr(i)) return KernelKind::kQr;
   if (IsHouseholderProduct(i)) return KernelKind::kHouseholderProduct;
+  if (IsEigh(i)) return KernelKind::kEigh;
   switch (i.opcode) {
     case Opcode::kReduce: return KernelKind::kReduce;
     case Opcode::kDot: return KernelKind::kDot;

@@ -55,6 +55,7 @@ enum class KernelKind : uint8_t {
   kCholesky,          // per column, the diagonal then the column below it, in double
   kQr,                // custom-call "Qr" (geqrf): per column, its reflector, then applied to the columns right of it
   kHouseholderProduct,  // custom-call "ProductOfElementaryHouseholderReflectors" (orgqr): reflectors applied last first
+  kEigh,              // custom-call "Eigh": cyclic Jacobi sweeps, one invocation per matrix
   kTopK,              // one invocation per row, k selections
   kRaggedDot,         // dot_general whose rhs group follows the lhs row's group
 };

@@ -1,6 +1,8 @@
 #include "plugins/gpu/kernel_emitter.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -93,6 +95,7 @@ class Emitter {
       case KernelKind::kCholesky: return Cholesky();
       case KernelKind::kQr: return Qr();
       case KernelKind::kHouseholderProduct: return HouseholderProduct();
+      case KernelKind::kEigh: return Eigh();
       case KernelKind::kTopK: return TopK();
       case KernelKind::kRaggedDot: return RaggedDot();
     }
@@ -1377,6 +1380,103 @@ class Emitter {
                                                "\n"),
                       static_cast<uint64_t>(total)});
     return Finish(std::move(passes));
+  }
+
+  // custom-call "Eigh" (the base case of JAX's QDWH eigh and svd), as the
+  // evaluator computes it: cyclic Jacobi sweeps in double until the
+  // off-diagonal norm is under tolerance * |A| * 1e-3 (backend_config
+  // "lower,sort,max_sweeps,tolerance"), each rotation zeroing a[p][q] by the
+  // smaller angle; eigenvalues sorted ascending, stably, with their vectors
+  // as columns. One invocation per matrix, the same steps in the same order,
+  // so the same rounding.
+  hlo::StatusOr<KernelSource> Eigh() {
+    const Instruction& r = *k_.root;
+    if (r.operands.size() != 1) return NotYet(r, "an Eigh of other than one matrix");
+    const Instruction* x = r.operands[0];
+    ANVIL_RETURN_IF_ERROR(CheckDecomposition(r, x->shape, "an eigendecomposition"));
+    const int rank = x->shape.rank();
+    const int64_t n = x->shape.dim(rank - 1);
+    if (x->shape.dim(rank - 2) != n) return NotYet(r, "an eigendecomposition of a matrix that is not square");
+    const int64_t batch = n == 0 ? 0 : x->shape.ElementCount() / (n * n);
+    bool lower = true, sort = true;
+    int64_t max_sweeps = 100;
+    std::string tolerance = "1e-6";
+    {
+      std::vector<std::string> fields(1);
+      for (char ch : hlo::StringAttribute(r, "backend_config")) {
+        if (ch == ',') fields.emplace_back(); else if (ch != '"') fields.back() += ch;
+      }
+      if (fields.size() >= 1 && !fields[0].empty()) lower = fields[0] != "0";
+      if (fields.size() >= 2 && !fields[1].empty()) sort = fields[1] != "0";
+      if (fields.size() >= 3 && !fields[2].empty()) max_sweeps = std::max<int64_t>(1, std::atoll(fields[2].c_str()));
+      if (fields.size() >= 4 && !fields[3].empty()) tolerance = fields[3];
+    }
+    char* end = nullptr;
+    const double tolerance_value = std::strtod(tolerance.c_str(), &end);
+    if (end == tolerance.c_str()) return NotYet(r, "an Eigh tolerance that is not a number");
+    char literal[64];
+    std::snprintf(literal, sizeof literal, "%.17g", tolerance_value);
+    // Loop iterations of one invocation at most: loading, the sweeps (the
+    // off-diagonal sum, then per pair three loops of n), the sort, the store.
+    const int64_t pairs = n * (n - 1) / 2;
+    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(batch) * (3 * n * n + max_sweeps * (pairs + pairs * (3 * n + 1)) + n * n),
+                                     "an eigendecomposition of " + std::to_string(n) + "x" + std::to_string(n) +
+                                         " in up to " + std::to_string(max_sweeps) + " sweeps"));
+    const uint64_t matrix_bytes = static_cast<uint64_t>(std::max<int64_t>(batch * n * n, 1)) * 8;
+    result_.scratch_bytes = {matrix_bytes, matrix_bytes, static_cast<uint64_t>(std::max<int64_t>(batch * n, 1)) * 4};
+    auto A = [&](const std::string& row, const std::string& col) {
+      return ScratchAt(0, ElementType::kF64, "base + " + row + " * " + U(n) + " + " + col);
+    };
+    auto V = [&](const std::string& row, const std::string& col) {
+      return ScratchAt(1, ElementType::kF64, "base + " + row + " * " + U(n) + " + " + col);
+    };
+    auto order = [&](const std::string& k) { return ScratchAt(2, ElementType::kU32, "b * " + U(n) + " + " + k); };
+    const std::string zero = d_.DoubleLiteral("0.0"), one = d_.DoubleLiteral("1.0"), two = d_.DoubleLiteral("2.0");
+    const std::string N = U(n);
+    std::string body = "    uint base = b * " + U(n * n) + ";\n";
+    // The symmetric matrix the named triangle describes, and V = I.
+    body += "    for (uint r = 0u; r < " + N + "; ++r) for (uint c = 0u; c < " + N + "; ++c) {\n";
+    body += "      bool same = (r >= c) == " + std::string(lower ? "true" : "false") + ";\n";
+    body += "      " + A("r", "c") + " = double(" + Read(x, "base + (same ? r * " + N + " + c : c * " + N + " + r)") + ");\n";
+    body += "      " + V("r", "c") + " = r == c ? " + one + " : " + zero + ";\n    }\n";
+    body += "    double norm = " + zero + ";\n";
+    body += "    for (uint e = 0u; e < " + U(n * n) + "; ++e) { double v = " +
+            ScratchAt(0, ElementType::kF64, "base + e") + "; norm += v * v; }\n";
+    body += "    norm = sqrt(norm);\n";
+    body += "    for (uint sweep = 0u; sweep < " + U(max_sweeps) + "; ++sweep) {\n";
+    body += "      double off = " + zero + ";\n";
+    body += "      for (uint p = 0u; p < " + N + "; ++p) for (uint q = p + 1u; q < " + N + "; ++q) { double v = " +
+            A("p", "q") + "; off += " + two + " * v * v; }\n";
+    body += "      if (sqrt(off) <= " + d_.DoubleLiteral(literal) + " * norm * " + d_.DoubleLiteral("1e-3") +
+            " || off == " + zero + ") break;\n";
+    body += "      for (uint p = 0u; p < " + N + "; ++p) for (uint q = p + 1u; q < " + N + "; ++q) {\n";
+    body += "        double apq = " + A("p", "q") + ";\n        if (apq == " + zero + ") continue;\n";
+    body += "        double theta = (" + A("q", "q") + " - " + A("p", "p") + ") / (" + two + " * apq);\n";
+    // copysign(1, theta), -0 too.
+    body += "        double t = ((unpackDouble2x32(theta).y >> 31) != 0u ? -" + one + " : " + one +
+            ") / (abs(theta) + sqrt(theta * theta + " + one + "));\n";
+    body += "        double c = " + one + " / sqrt(t * t + " + one + "), s = t * c;\n";
+    body += "        for (uint k = 0u; k < " + N + "; ++k) { double kp = " + A("k", "p") + ", kq = " + A("k", "q") + "; " +
+            A("k", "p") + " = c * kp - s * kq; " + A("k", "q") + " = s * kp + c * kq; }\n";
+    body += "        for (uint k = 0u; k < " + N + "; ++k) { double pk = " + A("p", "k") + ", qk = " + A("q", "k") + "; " +
+            A("p", "k") + " = c * pk - s * qk; " + A("q", "k") + " = s * pk + c * qk; }\n";
+    body += "        for (uint k = 0u; k < " + N + "; ++k) { double kp = " + V("k", "p") + ", kq = " + V("k", "q") + "; " +
+            V("k", "p") + " = c * kp - s * kq; " + V("k", "q") + " = s * kp + c * kq; }\n";
+    body += "      }\n    }\n";
+    // The order of the eigenvalues: insertion sort, stable (or as they are).
+    body += "    for (uint k = 0u; k < " + N + "; ++k) {\n      uint at = k;\n";
+    if (sort) {
+      body += "      double value = " + A("k", "k") + ";\n";
+      body += "      while (at > 0u) { uint o = " + order("at - 1u") + "; if (!(value < " + A("o", "o") +
+              ")) break; " + order("at") + " = o; --at; }\n";
+    }
+    body += "      " + order("at") + " = k;\n    }\n";
+    const ElementType vt = result_.outputs[0].element_type(), et = result_.outputs[1].element_type();
+    body += "    for (uint k = 0u; k < " + N + "; ++k) {\n      uint o = " + order("k") + ";\n";
+    body += "      " + Store(1, "b * " + N + " + k", FromDouble(et, A("o", "o"))) + "\n";
+    body += "      for (uint r = 0u; r < " + N + "; ++r) " + Store(0, "base + r * " + N + " + k", FromDouble(vt, V("r", "o"))) +
+            "\n    }\n";
+    return Finish({{GridLoop("b", batch, body), static_cast<uint64_t>(batch)}});
   }
 
   // op(a) x = b (left side) or x op(a) = b, one invocation per column (or
