@@ -2,12 +2,15 @@
 // executions (hlo/evaluator.h says how it starts and advances). Executions of
 // one executable may run at once, so each takes the next state under a lock.
 // rng: the values hlo/rng_values gives the evaluator, written in place,
-// elements split across threads.
+// elements split across threads. rng-bit-generator: hlo/rng_bit_stream's
+// bits, the same way.
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "hlo/attributes.h"
 #include "hlo/evaluator.h"
+#include "hlo/rng_bit_stream.h"
 #include "hlo/rng_values.h"
 #include "plugins/cpu/plan.h"
 
@@ -56,6 +59,31 @@ Kernel RngKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const S
     // two): blocks of 4096 keep each task well above its cost.
     frame.parallel->For(values.elements(), 4096,
                         [&](int64_t begin, int64_t end) { values.Fill(low, high, begin, end, result); });
+  };
+}
+
+Kernel RngBitGeneratorKernel(const hlo::Instruction& i, const Slot& state, const std::vector<Slot>& out) {
+  if (i.opcode != hlo::Opcode::kRngBitGenerator || out.size() != 2) return nullptr;
+  auto stream = hlo::RngBitStream::Of(i);
+  if (!stream.ok()) return nullptr;  // the reference step reports why
+  return [stream = *stream, state, out](const Frame& frame) {
+    // The state read before anything is written (the new state may share
+    // its memory), on the stack for the usual two or three words.
+    const size_t words = static_cast<size_t>(stream.state_words());
+    uint64_t small[8];
+    std::vector<uint64_t> large;
+    uint64_t* before = small;
+    if (words > 8) {
+      large.resize(words);
+      before = large.data();
+    }
+    std::memcpy(before, frame.At(state), words * sizeof(uint64_t));
+    void* bits = frame.At(out[1]);
+    // Twenty Threefry or ten Philox rounds per one to four elements: blocks
+    // of 4096 keep each task well above its cost.
+    frame.parallel->For(stream.elements(), 4096,
+                        [&](int64_t begin, int64_t end) { stream.Fill(before, begin, end, bits); });
+    stream.NextState(before, static_cast<uint64_t*>(frame.At(out[0])));
   };
 }
 

@@ -259,6 +259,9 @@ Kernel ComplexDotKernel(const hlo::Instruction& i, const std::vector<Slot>& in, 
 Kernel RngStateKernel(const hlo::Instruction& i, const Slot& out);
 // rng (rng_uniform, rng_normal): the evaluator's values (hlo/rng_values.h).
 Kernel RngKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const Slot& out);
+// rng-bit-generator: hlo/rng_bit_stream's bits (the evaluator's), elements
+// split across threads; `out` is (state, bits).
+Kernel RngBitGeneratorKernel(const hlo::Instruction& i, const Slot& state, const std::vector<Slot>& out);
 // Batch norm produces a tuple: `out` holds its leaves' slots.
 Kernel BatchNormKernel(const hlo::Instruction& i, const std::vector<Slot>& in, const std::vector<Slot>& out);
 

@@ -723,7 +723,8 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       }
     }
     const bool variadic_reduce = (i.opcode == Opcode::kReduce || i.opcode == Opcode::kReduceWindow) && !i.shape.IsArray();
-    if (batch_norm || variadic_reduce || i.opcode == Opcode::kSort || i.opcode == Opcode::kTopK) {
+    if (batch_norm || variadic_reduce || i.opcode == Opcode::kSort || i.opcode == Opcode::kTopK ||
+        i.opcode == Opcode::kRngBitGenerator) {
       std::vector<int> leaves;
       Leaves(result_value[s], leaves);
       std::vector<Slot> outs;
@@ -733,6 +734,7 @@ hlo::StatusOr<std::unique_ptr<Plan>> Builder::Build() {
       if (batch_norm) kernel = BatchNormKernel(i, ins, outs);
       if (i.opcode == Opcode::kSort) kernel = SortKernel(i, ins, outs);
       if (i.opcode == Opcode::kTopK) kernel = TopKKernel(i, ins, outs);
+      if (i.opcode == Opcode::kRngBitGenerator && ins.size() == 1) kernel = RngBitGeneratorKernel(i, ins[0], outs);
       if (variadic_reduce) {
         const auto fused = computed_iotas.find(&i);
         if (i.opcode == Opcode::kReduce) {
