@@ -106,7 +106,8 @@ void RngBitStream::NextState(const uint64_t* state, uint64_t* next) const {
 }
 
 void RngBitStream::Store(void* out, int64_t k, uint64_t v) const {
-  if (!IsFloat(type_) && width_ < 64) {
+  if (width_ < 64) {
+    // The element's own bits only (f4 and f6 take a byte each).
     v &= (uint64_t{1} << width_) - 1;
     // Sub-byte signed values are stored sign-extended to their byte.
     if (IsSignedInt(type_) && (v >> (width_ - 1)) & 1) v |= ~((uint64_t{1} << width_) - 1);

@@ -1,6 +1,7 @@
 #include "plugins/gpu/kernel_emitter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -1413,9 +1414,14 @@ class Emitter {
     }
     char* end = nullptr;
     const double tolerance_value = std::strtod(tolerance.c_str(), &end);
-    if (end == tolerance.c_str()) return NotYet(r, "an Eigh tolerance that is not a number");
+    if (end == tolerance.c_str() || !std::isfinite(tolerance_value)) {
+      return NotYet(r, "an Eigh tolerance that is not a finite number ('" + tolerance + "')");
+    }
+    if (max_sweeps > 1000000) return NotYet(r, "an Eigh of more than 10^6 sweeps");
+    // With an exponent always, so that the dialect's double suffix follows a
+    // floating-point literal ("1e+00", not "1").
     char literal[64];
-    std::snprintf(literal, sizeof literal, "%.17g", tolerance_value);
+    std::snprintf(literal, sizeof literal, "%.17e", tolerance_value);
     // Loop iterations of one invocation at most: loading, the sweeps (the
     // off-diagonal sum, then per pair three loops of n), the sort, the store.
     const int64_t pairs = n * (n - 1) / 2;
@@ -1708,11 +1714,17 @@ class Emitter {
       ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(total) * n, "an FFT of length " + std::to_string(n)));
       std::string body = "    uint f = " + c[d] + ";\n    uint base = i - f * " + U(strides[d]) + ";\n";
       body += "    dvec2 sum = dvec2(" + zero + ");\n";
-      body += "    for (uint e = 0u; e < " + U(n) + "; ++e) {\n";
-      body += "      uint m = (f * e) % " + U(n) + ";\n      dvec2 w;\n";
-      body += "      if ((4u * m) % " + U(n) + " == 0u) { uint q = (4u * m / " + U(n) +
-              ") % 4u; w = q == 0u ? dvec2(" + one + ", " + zero + ") : q == 1u ? dvec2(" + zero + ", -" + one +
-              ") : q == 2u ? dvec2(-" + one + ", " + zero + ") : dvec2(" + zero + ", " + one + "); }\n";
+      // m = f e mod n, stepped by f rather than multiplied (f e passes 2^32
+      // for n over 65536); at a quarter turn (m a multiple of n/4, or of
+      // n/2, or 0) the twiddle is exact.
+      body += "    uint m = 0u;\n";
+      body += "    for (uint e = 0u; e < " + U(n) + "; ++e, m = m + f >= " + U(n) + " ? m + f - " + U(n) + " : m + f) {\n";
+      body += "      dvec2 w;\n";
+      const std::string quarter = n % 4 == 0   ? "m % " + U(n / 4) + " == 0u) { uint q = m / " + U(n / 4) + ";"
+                                  : n % 2 == 0 ? "m % " + U(n / 2) + " == 0u) { uint q = 2u * (m / " + U(n / 2) + ");"
+                                               : "m == 0u) { uint q = 0u;";
+      body += "      if (" + quarter + " w = q == 0u ? dvec2(" + one + ", " + zero + ") : q == 1u ? dvec2(" + zero + ", -" +
+              one + ") : q == 2u ? dvec2(-" + one + ", " + zero + ") : dvec2(" + zero + ", " + one + "); }\n";
       body += "      else { dvec2 sc = dsincos(-" + d_.DoubleLiteral("2.0") + " * D_PI * double(m) / double(" + std::to_string(n) +
               ")); w = dvec2(sc.y, sc.x); }\n";
       if (inverse) body += "      w.y = -w.y;\n";
