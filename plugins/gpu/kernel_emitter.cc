@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -409,29 +410,50 @@ class Emitter {
                                 " loop iterations in one invocation, and this device (lavapipe) ends an invocation's "
                                 "loops after " + std::to_string(limit) + " in all");
   }
-  // Combines each invocation's `value` (when `valid`) across the workgroup
-  // by a shared-memory tree; invocation 0 ends with the total in `value`
-  // and `valid`. `combine` is an expression of $A and $B.
-  std::string TreeCombine(const std::string& type, const std::string& value, const std::string& valid,
-                          const std::string& combine) {
-    if (shared_.find("tree_value") == std::string::npos) {
-      shared_ += d_.SharedArray(type, "tree_value", o_.workgroup_size);
+  // Combines each invocation's `values` (when `valid`) across the workgroup
+  // by a shared-memory tree; invocation 0 ends with the totals in `values`
+  // and `valid`. `combine(dst, a, b)` is a statement setting the variables
+  // dst to the combination of a and b (dst may be a).
+  using CombineStatement = std::function<std::string(const std::vector<std::string>& dst,
+                                                     const std::vector<std::string>& a,
+                                                     const std::vector<std::string>& b)>;
+  std::string TreeCombine(const std::vector<std::string>& types, const std::vector<std::string>& values,
+                          const std::string& valid, const CombineStatement& combine) {
+    std::vector<std::string> here, there;
+    for (size_t v = 0; v < types.size(); ++v) {
+      const std::string name = v == 0 ? "tree_value" : "tree_value" + std::to_string(v);
+      if (shared_.find(name + "[") == std::string::npos) shared_ += d_.SharedArray(types[v], name, o_.workgroup_size);
+      here.push_back(name + "[lid]");
+      there.push_back(name + "[lid + s]");
+    }
+    if (shared_.find("tree_valid[") == std::string::npos) {
       shared_ += d_.SharedArray("bool", "tree_valid", o_.workgroup_size);
     }
-    std::string c = combine;
-    c.replace(c.find("$A"), 2, "tree_value[lid]");
-    c.replace(c.find("$B"), 2, "tree_value[lid + s]");
     std::string t;
-    t += "    tree_value[lid] = " + value + ";\n    tree_valid[lid] = " + valid + ";\n";
+    for (size_t v = 0; v < types.size(); ++v) t += "    " + here[v] + " = " + values[v] + ";\n";
+    t += "    tree_valid[lid] = " + valid + ";\n";
     t += d_.Barrier("    ", true);
     t += "    for (uint s = " + U(o_.workgroup_size / 2) + "; s > 0u; s >>= 1) {\n";
     t += "      if (lid < s && tree_valid[lid + s]) {\n";
-    t += "        tree_value[lid] = tree_valid[lid] ? " + c + " : tree_value[lid + s];\n";
+    std::string copy;
+    for (size_t v = 0; v < types.size(); ++v) copy += " " + here[v] + " = " + there[v] + ";";
+    t += "        if (tree_valid[lid]) " + combine(here, here, there) + " else {" + copy + " }\n";
     t += "        tree_valid[lid] = true;\n      }\n";
     t += d_.Barrier("      ", true) + "    }\n";
-    t += "    " + value + " = tree_value[0];\n    " + valid + " = tree_valid[0];\n";
+    for (size_t v = 0; v < types.size(); ++v) t += "    " + values[v] + " = " + here[v].substr(0, here[v].find('[')) + "[0];\n";
+    t += "    " + valid + " = tree_valid[0];\n";
     t += d_.Barrier("    ", false);
     return t;
+  }
+  // The same for one value, `combine` an expression of $A and $B.
+  std::string TreeCombine(const std::string& type, const std::string& value, const std::string& valid,
+                          const std::string& combine) {
+    return TreeCombine({type}, {value}, valid, [&](const auto& dst, const auto& a, const auto& b) {
+      std::string c = combine;
+      c.replace(c.find("$A"), 2, a[0]);
+      c.replace(c.find("$B"), 2, b[0]);
+      return dst[0] + " = " + c + ";";
+    });
   }
 
   std::string Module(const std::string& body) {
@@ -455,6 +477,116 @@ class Emitter {
     return Finish({{GridLoop("i", n, "    " + Store(0, "i", Read(k_.root, "i")) + "\n"), n}});
   }
 
+  // A statement setting `dst[v]` to body(a..., b...) for a reduce's n
+  // values: a sum of doubles as an expression, anything else through the
+  // body's function `fn` into temporaries (dst may name a's variables).
+  std::string CombineInto(const std::string& fn, const std::vector<std::string>& types,
+                          const std::vector<std::string>& dst, const std::vector<std::string>& a,
+                          const std::vector<std::string>& b) {
+    if (fn.empty()) return dst[0] + " = " + a[0] + " + " + b[0] + ";";
+    std::string decl, call = fn + "(", out;
+    for (size_t v = 0; v < types.size(); ++v) {
+      decl += types[v] + " c" + std::to_string(v) + "; ";
+      call += a[v] + ", ";
+      out += " " + dst[v] + " = c" + std::to_string(v) + ";";
+    }
+    for (size_t v = 0; v < types.size(); ++v) call += b[v] + ", ";
+    for (size_t v = 0; v < types.size(); ++v) call += "c" + std::to_string(v) + (v + 1 < types.size() ? ", " : ");");
+    return "{ " + decl + call + out + " }";
+  }
+
+  // A reduce of n operands as a tree: a workgroup per result (or, for
+  // long reductions, per slice of one; a second pass combines the
+  // slices' partials), each invocation combining a strided share of the
+  // elements, then the workgroup's invocations combined pairwise. The
+  // order of combination is not the evaluator's, as on XLA's GPUs: a body
+  // that is not associative (an argmax that keeps one of several NaNs) may
+  // pick another of the values it would have.
+  hlo::StatusOr<KernelSource> TreeReduce(const hlo::Computation& f, size_t n, bool wide_sum, ElementType t,
+                                         const std::string& index, int64_t kept_count, int64_t reduced_count) {
+    const Instruction& r = *k_.root;
+    std::string fn;
+    if (!wide_sum) {
+      ANVIL_ASSIGN_OR_RETURN(fn, Combiner(f));
+    }
+    std::vector<std::string> types, acc, x, init;
+    for (size_t v = 0; v < n; ++v) {
+      types.push_back(wide_sum ? "double" : Reg(r.operands[v]));
+      acc.push_back("acc" + std::to_string(v));
+      x.push_back("x" + std::to_string(v));
+      init.push_back("init" + std::to_string(v));
+    }
+    auto declare = [&](const std::vector<std::string>& names, const std::function<std::string(size_t)>& value) {
+      std::string d;
+      for (size_t v = 0; v < n; ++v) d += "      " + types[v] + " " + names[v] + " = " + types[v] + "(" + value(v) + ");\n";
+      return d;
+    };
+    auto take = [&](const std::vector<std::string>& from) {
+      std::string d;
+      for (size_t v = 0; v < n; ++v) d += " " + acc[v] + " = " + from[v] + ";";
+      return d;
+    };
+    // Combines x into the accumulators (or starts them with it).
+    const std::string accumulate = "      if (have) " + CombineInto(fn, types, acc, acc, x) + " else {" + take(x) +
+                                   " }\n      have = true;\n";
+    std::string start = "    uint lid = " + d_.LocalIndex() + ";\n    bool have = false;\n";
+    for (size_t v = 0; v < n; ++v) start += "    " + types[v] + " " + acc[v] + " = " + types[v] + "(0);\n";
+    const std::string tree = TreeCombine(types, acc, "have", [&](const auto& dst, const auto& a, const auto& b) {
+      return CombineInto(fn, types, dst, a, b);
+    });
+    std::string finish = "    if (lid == 0u) {\n";
+    finish += declare(init, [&](size_t v) { return Read(r.operands[n + v], "0u"); });
+    finish += "      if (have) " + CombineInto(fn, types, init, init, acc) + "\n";
+    for (size_t v = 0; v < n; ++v) {
+      finish += "      " + Store(v, "o", wide_sum ? NarrowOnce(t, init[v]) : init[v]) + "\n";
+    }
+    finish += "    }\n";
+
+    const int64_t wg = o_.workgroup_size;
+    // Each invocation reads at most kTreeReads elements; a longer
+    // reduction is cut into `parts` slices, one workgroup's each, whose
+    // results a second pass combines. Besides spreading a long reduction
+    // over the whole device, that bounds every invocation's loop: lavapipe
+    // ends any invocation's loops after 65535 iterations in all, and a
+    // 16M-element sum, 262144 per invocation, came out as 131070.
+    const int64_t parts = std::max<int64_t>(1, (reduced_count + wg * kTreeReads - 1) / (wg * kTreeReads));
+    const int64_t slice = (reduced_count + parts - 1) / parts;
+    const std::string first = parts > 1 ? "part * " + U(slice) : "0u";
+    const std::string end = parts > 1 ? "min(part * " + U(slice) + " + " + U(slice) + ", " + U(reduced_count) + ")"
+                                      : U(reduced_count);
+    std::string body = start + "    for (uint r = " + first + " + lid; r < " + end + "; r += " + U(wg) + ") {\n";
+    body += "      uint at = " + index + ";\n";
+    body += declare(x, [&](size_t v) { return Read(r.operands[v], "at"); }) + accumulate + "    }\n" + tree;
+    if (parts == 1) {
+      return Finish({{GroupLoop("o", kept_count, body + finish), static_cast<uint64_t>(kept_count) * wg}});
+    }
+    // Pass 1: workgroup g takes slice g % parts of output g / parts and
+    // leaves its results, if it read anything, in the scratch partials
+    // (buffer v the partials of operand v, buffer n whether there are any).
+    const int64_t partials = kept_count * parts;
+    std::vector<ElementType> partial_t;
+    for (size_t v = 0; v < n; ++v) {
+      partial_t.push_back(wide_sum ? ElementType::kF64 : RegisterElementType(r.operands[v]->shape.element_type()));
+      result_.scratch_bytes.push_back(static_cast<uint64_t>(partials * hlo::Info(partial_t[v]).byte_size));
+    }
+    result_.scratch_bytes.push_back(static_cast<uint64_t>(partials * 4));
+    const std::string have_at = ScratchAt(n, ElementType::kU32, "g");
+    std::string slices = "    uint o = g / " + U(parts) + ", part = g % " + U(parts) + ";\n" + body;
+    slices += "    if (lid == 0u) {\n";
+    for (size_t v = 0; v < n; ++v) {
+      slices += "      " + ScratchAt(v, partial_t[v], "g") + " = " + StoreExpr(partial_t[v], acc[v]) + ";\n";
+    }
+    slices += "      " + have_at + " = have ? 1u : 0u;\n    }\n";
+    // Pass 2: output o's partials, combined in the same tree.
+    std::string combined = start + "    for (uint p = lid; p < " + U(parts) + "; p += " + U(wg) + ") {\n";
+    combined += "      uint g = o * " + U(parts) + " + p;\n";
+    combined += "      if (" + have_at + " == 0u) continue;\n";
+    combined += declare(x, [&](size_t v) { return LoadExpr(partial_t[v], ScratchAt(v, partial_t[v], "g")); });
+    combined += accumulate + "    }\n" + tree + finish;
+    return Finish({{GroupLoop("g", partials, slices), static_cast<uint64_t>(partials) * wg},
+                   {GroupLoop("o", kept_count, combined), static_cast<uint64_t>(kept_count) * wg}});
+  }
+
   // acc = f(acc, x) over the operand elements that map to each result.
   hlo::StatusOr<KernelSource> Reduce() {
     const Instruction& r = *k_.root;
@@ -472,70 +604,15 @@ class Emitter {
     std::string body;
     const auto oc = hlo::CoordinatesOf("o", kept_dims);
     const int64_t reduced_count = Product(reduced_dims), kept_count = Product(kept_dims);
-    // Few results with long sums: a workgroup per result, combined by a tree.
-    const bool tree = n == 1 && (reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048));
+    // Few results with long reductions: a workgroup per result, combined
+    // by a tree (of every operand at once for a variadic reduce: argmax).
+    const bool tree = reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048);
     const auto rc = hlo::CoordinatesOf("r", reduced_dims);
     std::vector<std::string> ic;
     size_t ko = 0, kr = 0;
     for (int d = 0; d < static_cast<int>(in.size()); ++d) ic.push_back(Contains(reduced, d) ? rc[kr++] : oc[ko++]);
     const std::string index = hlo::LinearIndexOf(ic, in);
-    if (tree) {
-      const std::string T = wide_sum ? "double" : Reg(r.operands[0]);
-      std::string fn;
-      if (!wide_sum) {
-        ANVIL_ASSIGN_OR_RETURN(fn, Combiner(f));
-      }
-      auto combine = [&](const std::string& a, const std::string& b) {
-        return wide_sum ? "(" + a + " + " + b + ")" : fn + "_value(" + a + ", " + b + ")";
-      };
-      if (!wide_sum) {
-        functions_ += T + " " + fn + "_value(" + T + " a, " + T + " b) { " + T + " r; " + fn + "(a, b, r); return r; }\n";
-      }
-      const int64_t wg = o_.workgroup_size;
-      // Each invocation reads at most kTreeReads elements; a longer
-      // reduction is cut into `parts` slices, one workgroup's each, whose
-      // results a second pass combines. Besides spreading a long sum over
-      // the whole device, that bounds every invocation's loop: lavapipe
-      // ends any invocation's loops after 65535 iterations in all, and a
-      // 16M-element sum, 262144 per invocation, came out as 131070.
-      const int64_t parts = std::max<int64_t>(1, (reduced_count + wg * kTreeReads - 1) / (wg * kTreeReads));
-      const int64_t slice = (reduced_count + parts - 1) / parts;
-      const std::string first = parts > 1 ? "part * " + U(slice) : "0u";
-      const std::string end = parts > 1 ? "min(part * " + U(slice) + " + " + U(slice) + ", " + U(reduced_count) + ")"
-                                        : U(reduced_count);
-      body += "    uint lid = " + d_.LocalIndex() + ";\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
-      body += "    for (uint r = " + first + " + lid; r < " + end + "; r += " + U(wg) + ") {\n";
-      body += "      " + T + " x = " + T + "(" + Read(r.operands[0], index) + ");\n";
-      body += "      acc = have ? " + combine("acc", "x") + " : x;\n      have = true;\n    }\n";
-      body += TreeCombine(T, "acc", "have", combine("$A", "$B"));
-      std::string finish = "    if (lid == 0u) {\n";
-      finish += "      " + T + " init = " + T + "(" + Read(r.operands[1], "0u") + ");\n";
-      finish += "      " + T + " total = have ? " + combine("init", "acc") + " : init;\n";
-      finish += "      " + Store(0, "o", wide_sum ? NarrowOnce(t, "total") : "total") + "\n    }\n";
-      if (parts == 1) {
-        return Finish({{GroupLoop("o", kept_count, body + finish), static_cast<uint64_t>(kept_count) * wg}});
-      }
-      // Pass 1: workgroup g takes slice g % parts of output g / parts and
-      // leaves its result, if it read anything, in the scratch partials.
-      const ElementType partial_t = wide_sum ? ElementType::kF64 : RegisterElementType(r.operands[0]->shape.element_type());
-      const int64_t partials = kept_count * parts;
-      result_.scratch_bytes = {static_cast<uint64_t>(partials * hlo::Info(partial_t).byte_size),
-                               static_cast<uint64_t>(partials * 4)};
-      const std::string value_at = ScratchAt(0, partial_t, "g"), have_at = ScratchAt(1, ElementType::kU32, "g");
-      std::string slices = "    uint o = g / " + U(parts) + ", part = g % " + U(parts) + ";\n" + body;
-      slices += "    if (lid == 0u) {\n      " + value_at + " = " + StoreExpr(partial_t, "acc") + ";\n      " + have_at +
-                " = have ? 1u : 0u;\n    }\n";
-      // Pass 2: output o's partials, combined in the same tree.
-      std::string combined = "    uint lid = " + d_.LocalIndex() + ";\n    " + T + " acc = " + T + "(0);\n    bool have = false;\n";
-      combined += "    for (uint p = lid; p < " + U(parts) + "; p += " + U(wg) + ") {\n";
-      combined += "      uint g = o * " + U(parts) + " + p;\n";
-      combined += "      if (" + have_at + " == 0u) continue;\n";
-      combined += "      " + T + " x = " + T + "(" + LoadExpr(partial_t, value_at) + ");\n";
-      combined += "      acc = have ? " + combine("acc", "x") + " : x;\n      have = true;\n    }\n";
-      combined += TreeCombine(T, "acc", "have", combine("$A", "$B")) + finish;
-      return Finish({{GroupLoop("g", partials, slices), static_cast<uint64_t>(partials) * wg},
-                     {GroupLoop("o", kept_count, combined), static_cast<uint64_t>(kept_count) * wg}});
-    }
+    if (tree) return TreeReduce(f, n, wide_sum, t, index, kept_count, reduced_count);
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(kept_count) * reduced_count, "a reduction of " +
                                      std::to_string(reduced_count) + " elements to each result, in order"));
     if (wide_sum) {
