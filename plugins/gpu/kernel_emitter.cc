@@ -1230,6 +1230,31 @@ class Emitter {
     return Finish(std::move(passes));
   }
 
+  // A pass's module and how many invocations run it.
+  using Pass = std::pair<std::string, uint64_t>;
+  // Appends `count` rounds of a factorisation's per-column passes. Round c
+  // runs rounds[c % 2]: the passes that read the column from counter c % 2
+  // (the round's last pass writes the next column to the other counter), so
+  // two sets of modules serve any number of columns.
+  static void AppendAlternating(std::vector<Pass>& passes, int64_t count, const std::vector<Pass> (&rounds)[2]) {
+    for (int64_t c = 0; c < count; ++c) passes.insert(passes.end(), rounds[c % 2].begin(), rounds[c % 2].end());
+  }
+  // Applies reflector j (H = I - tau v v^T, v(j) = 1 implied, v(row) for
+  // rows below j) to column `col` of `target`, in the evaluator's order:
+  // dot = target(j) + sum of v(row) target(row), times tau, taken from
+  // target(j) and, times v(row), from each target(row). Statements of an
+  // invocation that has `j`, `col` and `tau`.
+  using MatrixElement = std::function<std::string(const std::string& row, const std::string& col)>;
+  std::string ApplyReflector(const MatrixElement& v, const MatrixElement& target, int64_t m) {
+    std::string apply = "      double dot = " + target("j", "col") + ";\n";
+    apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) dot += " + v("row", "j") + " * " +
+             target("row", "col") + ";\n";
+    apply += "      dot *= tau;\n      " + target("j", "col") + " -= dot;\n";
+    apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) " + target("row", "col") + " -= dot * " +
+             v("row", "j") + ";\n";
+    return apply;
+  }
+
   // Cholesky, as the evaluator computes it: in double, column by column,
   // L(j, j) = sqrt(a(j, j) - sum_k<j L(j, k)^2), then L(r, j) = (a(r, j) -
   // sum_k<j L(r, k) L(j, k)) / L(j, j) below it, the sums in k's order; the
@@ -1279,7 +1304,7 @@ class Emitter {
     load += "    if (row == 0u && col == 0u) " + flag("2u + b") + " = 1u;\n";
     passes.push_back({GridLoop("g", total, load), static_cast<uint64_t>(total)});
     const std::string last = U(std::max<int64_t>(n - 1, 0));
-    std::pair<std::string, std::string> column_passes[2];  // (diagonal, below it), reading counter x
+    std::vector<Pass> column_passes[2];  // (diagonal, below it), reading counter x
     for (int x = 0; x < 2; ++x) {
       const std::string j = flag(U(x));
       // j < n always; the guards keep a wrong counter from writing past L.
@@ -1297,13 +1322,10 @@ class Emitter {
       column += "      " + l("base + row * " + U(n) + " + j") + " = v / " + l("base + j * " + U(n + 1)) +
                 (complex ? ".x" : "") + ";\n    }\n";
       column += "    if (g == 0u) " + flag(U(1 - x)) + " = j + 1u;\n";
-      column_passes[x] = {GridLoop("b", matrices, diagonal), GridLoop("g", matrices * n, column)};
+      column_passes[x] = {{GridLoop("b", matrices, diagonal), static_cast<uint64_t>(matrices)},
+                          {GridLoop("g", matrices * n, column), static_cast<uint64_t>(matrices * n)}};
     }
-    for (int64_t c = 0; c < n; ++c) {
-      const auto& [diagonal, column] = column_passes[c % 2];
-      passes.push_back({diagonal, static_cast<uint64_t>(matrices)});
-      passes.push_back({column, static_cast<uint64_t>(matrices * n)});
-    }
+    AppendAlternating(passes, n, column_passes);
     std::string store = "    uint b = o / " + U(n * n) + ", row = (o / " + U(n) + ") % " + U(n) + ", col = o % " + U(n) +
                         ";\n";
     store += "    " + E + " v = " + E + "(" + zero + ");\n";
@@ -1367,7 +1389,7 @@ class Emitter {
     load += "    if (g < 2u) " + counter("g") + " = 0u;\n";
     passes.push_back({GridLoop("g", total, load), static_cast<uint64_t>(total)});
     const std::string last = U(std::max<int64_t>(k - 1, 0));
-    std::pair<std::string, std::string> column_passes[2];  // (reflector, applied), reading counter x
+    std::vector<Pass> column_passes[2];  // (reflector, applied), reading counter x
     for (int x = 0; x < 2; ++x) {
       std::string reflect = "    uint j = min(" + counter(U(x)) + ", " + last + "), base = b * " + U(m * n) + ";\n";
       reflect += "    double alpha = " + A("j", "j") + ", tail = " + zero + ", tau = " + zero + ";\n";
@@ -1383,20 +1405,13 @@ class Emitter {
       std::string apply = "    uint j = min(" + counter(U(x)) + ", " + last + "), b = g / " + U(n) + ", col = g % " +
                           U(n) + ", base = b * " + U(m * n) + ";\n";
       apply += "    double tau = " + tau_at("b * " + U(k) + " + j") + ";\n";
-      apply += "    if (col > j && tau != " + zero + ") {\n      double dot = " + A("j", "col") + ";\n";
-      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) dot += " + A("row", "j") + " * " +
-               A("row", "col") + ";\n";
-      apply += "      dot *= tau;\n      " + A("j", "col") + " -= dot;\n";
-      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) " + A("row", "col") + " -= dot * " +
-               A("row", "j") + ";\n    }\n";
+      // The reflector's v lies below the diagonal of its own column.
+      apply += "    if (col > j && tau != " + zero + ") {\n" + ApplyReflector(A, A, m) + "    }\n";
       apply += "    if (g == 0u) " + counter(U(1 - x)) + " = j + 1u;\n";
-      column_passes[x] = {GridLoop("b", batch, reflect), GridLoop("g", batch * n, apply)};
+      column_passes[x] = {{GridLoop("b", batch, reflect), static_cast<uint64_t>(batch)},
+                          {GridLoop("g", batch * n, apply), static_cast<uint64_t>(batch * n)}};
     }
-    for (int64_t j = 0; j < k; ++j) {
-      const auto& [reflect, apply] = column_passes[j % 2];
-      passes.push_back({reflect, static_cast<uint64_t>(batch)});
-      passes.push_back({apply, static_cast<uint64_t>(batch * n)});
-    }
+    AppendAlternating(passes, k, column_passes);
     const ElementType t = result_.outputs[0].element_type();
     passes.push_back({GridLoop("o", total, "    " + Store(0, "o", FromDouble(t, ScratchAt(0, ElementType::kF64, "o"))) +
                                                "\n"),
@@ -1438,21 +1453,16 @@ class Emitter {
     load += "    " + ScratchAt(0, ElementType::kF64, "g") + " = row == col ? " + one + " : " + zero + ";\n";
     load += "    if (g < 2u) " + counter("g") + " = " + U(std::max<int64_t>(k - 1, 0)) + ";\n";
     passes.push_back({GridLoop("g", total, load), static_cast<uint64_t>(total)});
-    std::string pass[2];
+    std::vector<Pass> column_passes[2];  // (applied), reading counter x
     for (int x = 0; x < 2; ++x) {
       std::string apply = "    uint j = min(" + counter(U(x)) + ", " + U(std::max<int64_t>(k - 1, 0)) + "), b = g / " +
                           U(n) + ", col = g % " + U(n) + ", base = b * " + U(m * n) + ";\n";
       apply += "    double tau = double(" + Read(taus, "b * " + U(k) + " + j") + ");\n";
-      apply += "    if (col >= j && tau != " + zero + ") {\n      double dot = " + Q("j", "col") + ";\n";
-      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) dot += " + V("row", "j") + " * " +
-               Q("row", "col") + ";\n";
-      apply += "      dot *= tau;\n      " + Q("j", "col") + " -= dot;\n";
-      apply += "      for (uint row = j + 1u; row < " + U(m) + "; ++row) " + Q("row", "col") + " -= dot * " +
-               V("row", "j") + ";\n    }\n";
+      apply += "    if (col >= j && tau != " + zero + ") {\n" + ApplyReflector(V, Q, m) + "    }\n";
       apply += "    if (g == 0u) " + counter(U(1 - x)) + " = j - 1u;\n";
-      pass[x] = GridLoop("g", batch * n, apply);
+      column_passes[x] = {{GridLoop("g", batch * n, apply), static_cast<uint64_t>(batch * n)}};
     }
-    for (int64_t j = 0; j < k; ++j) passes.push_back({pass[j % 2], static_cast<uint64_t>(batch * n)});
+    AppendAlternating(passes, k, column_passes);
     passes.push_back({GridLoop("o", total, "    " + Store(0, "o", FromDouble(result_.outputs[0].element_type(),
                                                                              ScratchAt(0, ElementType::kF64, "o"))) +
                                                "\n"),
