@@ -35,6 +35,8 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 
 // The most elements one invocation of a tree reduction reads (Reduce).
 constexpr int64_t kTreeReads = 1024;
+// The length of the chunks a long scan is cut into (ChunkedScan).
+constexpr int64_t kScanChunk = 1024;
 // The most steps of a serial loop one pass runs (Scatter): lavapipe ends
 // an invocation's loops after 65535 iterations in all.
 constexpr int64_t kSerialSteps = 32768;
@@ -890,6 +892,9 @@ class Emitter {
   hlo::StatusOr<KernelSource> ReduceWindowScan(const hlo::WindowScan& s, const std::string& fn, size_t n,
                                                bool wide_sum, bool from_end) {
     const Instruction& r = *k_.root;
+    const int64_t walk = GridShare(s.lines()) * s.length;
+    const bool past_limit = o_.max_loop_iterations != 0 && walk > static_cast<int64_t>(o_.max_loop_iterations);
+    if (s.length > kScanChunk && (s.lines() < 2048 || past_limit)) return ChunkedScan(s, fn, n, from_end);
     std::string body = "    uint base = (line / " + U(s.inner) + ") * " + U(s.length * s.inner) + " + line % " +
                        U(s.inner) + ";\n";
     if (wide_sum) {
@@ -923,6 +928,82 @@ class Emitter {
     const int64_t lines = s.lines();
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(lines) * s.length, "a scan of " + std::to_string(s.length) + " positions"));
     return Finish({{GridLoop("line", lines, body), lines}});
+  }
+
+  // A scan of few or long lines, cut into chunks of kScanChunk positions:
+  // pass 1 combines each chunk's elements (an invocation per chunk), pass 2
+  // walks each line's chunk totals from the init, leaving in each total's
+  // place what precedes its chunk (an invocation per line), and pass 3
+  // scans each chunk again from there. Every invocation loops over at most
+  // one chunk or one line's chunks, within lavapipe's loop limit, and the
+  // chunks of one line run side by side. f32, bf16 and f16 sums are carried
+  // in double and rounded once per output; other bodies are combined in
+  // another order than the walk's (the same answer for the exact ones:
+  // maximum, minimum, integer sums), as on XLA's GPUs.
+  hlo::StatusOr<KernelSource> ChunkedScan(const hlo::WindowScan& s, const std::string& body_fn, size_t n,
+                                          bool from_end) {
+    const Instruction& r = *k_.root;
+    const ElementType t = result_.outputs[0].element_type();
+    const bool wide = n == 1 && IsAddition(*r.called_computations.at(0)) && d_.HasFloat64() &&
+                      (t == ElementType::kF32 || t == ElementType::kBF16 || t == ElementType::kF16);
+    const std::string fn = wide ? "" : body_fn;  // CombineInto adds when it has no body function
+    const int64_t lines = s.lines(), chunks = (s.length + kScanChunk - 1) / kScanChunk;
+    ANVIL_RETURN_IF_ERROR(CheckLoops(std::max(GridShare(lines * chunks) * kScanChunk, GridShare(lines) * chunks),
+                                     "a scan of " + std::to_string(s.length) + " positions"));
+    std::vector<std::string> types, acc, x, total;
+    std::vector<ElementType> total_t;
+    for (size_t v = 0; v < n; ++v) {
+      types.push_back(wide ? "double" : Reg(r.operands[v]));
+      acc.push_back("acc" + std::to_string(v));
+      x.push_back("x" + std::to_string(v));
+      total.push_back("t" + std::to_string(v));
+      total_t.push_back(wide ? ElementType::kF64 : RegisterElementType(r.operands[v]->shape.element_type()));
+      result_.scratch_bytes.push_back(static_cast<uint64_t>(lines * chunks * hlo::Info(total_t[v]).byte_size));
+    }
+    auto total_at = [&](size_t v, const std::string& index) { return ScratchAt(v, total_t[v], index); };
+    // Where position `o` of line `line` is.
+    const std::string base = "    uint base = (line / " + U(s.inner) + ") * " + U(s.length * s.inner) + " + line % " +
+                             U(s.inner) + ";\n";
+    // The chunk's positions, walked in the scan's direction: k counts them.
+    std::string chunk = "    uint line = g / " + U(chunks) + ", c = g % " + U(chunks) + ", first = c * " +
+                        U(kScanChunk) + ", count = min(" + U(kScanChunk) + ", " + U(s.length) + " - first);\n" + base;
+    const std::string walk_chunk = std::string("    for (uint k = 0u; k < count; ++k) {\n      uint at = base + (") +
+                                   (from_end ? "first + count - 1u - k" : "first + k") + ") * " + U(s.inner) + ";\n";
+    auto read_x = [&] {
+      std::string d;
+      for (size_t v = 0; v < n; ++v) d += "      " + types[v] + " " + x[v] + " = " + types[v] + "(" + Read(r.operands[v], "at") + ");\n";
+      return d;
+    };
+    // Pass 1: each chunk's total.
+    std::string totals = chunk;
+    for (size_t v = 0; v < n; ++v) totals += "    " + types[v] + " " + acc[v] + " = " + types[v] + "(0);\n";
+    totals += walk_chunk + read_x() + "      if (k == 0u) {";
+    for (size_t v = 0; v < n; ++v) totals += " " + acc[v] + " = " + x[v] + ";";
+    totals += " } else " + CombineInto(fn, types, acc, acc, x) + "\n    }\n";
+    for (size_t v = 0; v < n; ++v) totals += "    " + total_at(v, "g") + " = " + StoreExpr(total_t[v], acc[v]) + ";\n";
+    // Pass 2: what precedes each chunk, from the init, in place of its total.
+    std::string carry;
+    for (size_t v = 0; v < n; ++v) {
+      carry += "    " + types[v] + " " + acc[v] + " = " + types[v] + "(" + Read(r.operands[n + v], "0u") + ");\n";
+    }
+    carry += "    for (uint k = 0u; k < " + U(chunks) + "; ++k) {\n      uint at = line * " + U(chunks) + " + " +
+             (from_end ? U(chunks - 1) + " - k" : "k") + ";\n";
+    for (size_t v = 0; v < n; ++v) {
+      carry += "      " + types[v] + " " + total[v] + " = " + types[v] + "(" + LoadExpr(total_t[v], total_at(v, "at")) + ");\n";
+      carry += "      " + total_at(v, "at") + " = " + StoreExpr(total_t[v], acc[v]) + ";\n";
+    }
+    carry += "      " + CombineInto(fn, types, acc, acc, total) + "\n    }\n";
+    // Pass 3: each chunk scanned from what precedes it.
+    std::string scan = chunk;
+    for (size_t v = 0; v < n; ++v) {
+      scan += "    " + types[v] + " " + acc[v] + " = " + types[v] + "(" + LoadExpr(total_t[v], total_at(v, "g")) + ");\n";
+    }
+    scan += walk_chunk + read_x() + "      " + CombineInto(fn, types, acc, acc, x) + "\n";
+    for (size_t v = 0; v < n; ++v) scan += "      " + Store(v, "at", wide ? NarrowOnce(t, acc[v]) : acc[v]) + "\n";
+    scan += "    }\n";
+    return Finish({{GridLoop("g", lines * chunks, totals), static_cast<uint64_t>(lines * chunks)},
+                   {GridLoop("line", lines, carry), static_cast<uint64_t>(lines)},
+                   {GridLoop("g", lines * chunks, scan), static_cast<uint64_t>(lines * chunks)}});
   }
 
   // Each result element gathers, in source order, the source values whose
