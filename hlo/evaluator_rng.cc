@@ -15,12 +15,6 @@
 #include "hlo/rng_values.h"
 
 namespace anvil::hlo::eval {
-namespace {
-
-std::array<uint32_t, 2> Halves(uint64_t v) { return {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32)}; }
-uint64_t Join(uint32_t low, uint32_t high) { return uint64_t{low} | (uint64_t{high} << 32); }
-
-}  // namespace
 
 StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& keys) {
   // XLA's builder scrambles a key with one Philox run over (key low, 0, key
@@ -31,9 +25,9 @@ StatusOr<Literal> EvalScramblePhiloxKey(const Instruction& i, const Literal& key
   }
   Literal out(i.shape);
   for (int64_t k = 0, k_end = keys.element_count(); k < k_end; ++k) {
-    const auto key = Halves(keys.GetUint(k));
+    const auto key = WordHalves(keys.GetUint(k));
     const auto words = Philox4x32({key[0], 0, key[1], 0}, {0x3ec8f720u, 0x02461e29u});
-    out.SetUint(k, Join(words[0], words[1]));
+    out.SetUint(k, JoinWords(words[0], words[1]));
   }
   return out;
 }

@@ -9,9 +9,6 @@
 namespace anvil::hlo {
 namespace {
 
-std::array<uint32_t, 2> Halves(uint64_t v) { return {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32)}; }
-uint64_t Join(uint32_t low, uint32_t high) { return uint64_t{low} | (uint64_t{high} << 32); }
-
 struct U128 {
   uint64_t low, high;
   U128 Plus(uint64_t n) const {
@@ -20,7 +17,7 @@ struct U128 {
     return r;
   }
   std::array<uint32_t, 4> Words() const {
-    auto l = Halves(low), h = Halves(high);
+    auto l = WordHalves(low), h = WordHalves(high);
     return {l[0], l[1], h[0], h[1]};
   }
 };
@@ -116,7 +113,7 @@ void RngBitStream::Store(void* out, int64_t k, uint64_t v) const {
 }
 
 void RngBitStream::Fill(const uint64_t* state, int64_t begin, int64_t end, void* out) const {
-  const std::array<uint32_t, 2> key = Halves(state[0]);
+  const std::array<uint32_t, 2> key = WordHalves(state[0]);
   if (philox_) {
     // Each counter value gives four 32-bit words (or two 64-bit ones),
     // which fill consecutive elements.
@@ -130,15 +127,15 @@ void RngBitStream::Fill(const uint64_t* state, int64_t begin, int64_t end, void*
         words = Philox4x32(counter.Plus(static_cast<uint64_t>(block)).Words(), key);
       }
       const int64_t j = k % per_block;
-      Store(out, k, width_ == 64 ? Join(words[2 * j], words[2 * j + 1]) : words[j]);
+      Store(out, k, width_ == 64 ? JoinWords(words[2 * j], words[2 * j + 1]) : words[j]);
     }
     return;
   }
   const uint64_t counter = state[1];
   if (width_ == 64) {
     for (int64_t k = begin; k < end; ++k) {
-      const auto words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(k)), key);
-      Store(out, k, Join(words[0], words[1]));
+      const auto words = ThreeFry2x32(WordHalves(counter + static_cast<uint64_t>(k)), key);
+      Store(out, k, JoinWords(words[0], words[1]));
     }
     return;
   }
@@ -160,7 +157,7 @@ void RngBitStream::Fill(const uint64_t* state, int64_t begin, int64_t end, void*
     }
     if (linear_half != last_half) {
       last_half = linear_half;
-      words = ThreeFry2x32(Halves(counter + static_cast<uint64_t>(linear_half)), key);
+      words = ThreeFry2x32(WordHalves(counter + static_cast<uint64_t>(linear_half)), key);
     }
     Store(out, k, words[which]);
   }

@@ -12,8 +12,6 @@ namespace {
 
 uint32_t RotateLeft(uint32_t v, int distance) { return (v << distance) | (v >> (32 - distance)); }
 
-std::array<uint32_t, 2> Halves(uint64_t v) { return {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32)}; }
-
 // A 64-bit FNV-1a hash: each rng instruction's key, from its name.
 uint64_t HashName(std::string_view name) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -77,12 +75,12 @@ StatusOr<RngValues> RngValues::Of(const Instruction& i) {
 // Draw k of the stream: THREE_FRY of counter k / 2 (32-bit words, the
 // counter's two words filling neighbouring draws) or of counter k (64-bit).
 uint64_t RngValues::Bits(int64_t k) const {
-  const auto key = Halves(key_);
+  const auto key = WordHalves(key_);
   if (width_ == 64) {
-    const auto words = ThreeFry2x32(Halves(static_cast<uint64_t>(k)), key);
+    const auto words = ThreeFry2x32(WordHalves(static_cast<uint64_t>(k)), key);
     return uint64_t{words[0]} | (uint64_t{words[1]} << 32);
   }
-  return ThreeFry2x32(Halves(static_cast<uint64_t>(k / 2)), key)[k % 2];
+  return ThreeFry2x32(WordHalves(static_cast<uint64_t>(k / 2)), key)[k % 2];
 }
 
 double RngValues::Uniform(int64_t k) const {

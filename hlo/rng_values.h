@@ -21,6 +21,13 @@ namespace anvil::hlo {
 // Threefry-2x32 with 20 rounds (Salmon et al., SC 2011), XLA's key schedule.
 std::array<uint32_t, 2> ThreeFry2x32(std::array<uint32_t, 2> x, std::array<uint32_t, 2> key);
 
+// A 64-bit word as the two 32-bit words Threefry and Philox take (low
+// first), and back.
+inline std::array<uint32_t, 2> WordHalves(uint64_t v) {
+  return {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32)};
+}
+inline uint64_t JoinWords(uint32_t low, uint32_t high) { return uint64_t{low} | (uint64_t{high} << 32); }
+
 class RngValues {
  public:
   // What `i` (an rng) draws, or why it is not defined (complex, pred,
