@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "plugins/gpu/element_types.h"
+
 namespace anvil::gpu {
 
 namespace {
@@ -53,6 +55,7 @@ hlo::Status CxxDialect::CheckType(hlo::ElementType type) const {
     case ElementType::kC64: case ElementType::kC128:
       return hlo::OkStatus();
     default:
+      if (IsNarrowFloat(type)) return hlo::OkStatus();
       return hlo::Unimplemented(compiler_ + " has no kernels for " + std::string(hlo::HloName(type)) + " yet");
   }
 }

@@ -30,4 +30,19 @@ std::string LiteralExpr(const hlo::Literal& literal, int64_t index);
 // The register type's zero.
 std::string ZeroExpr(hlo::ElementType type);
 
+// The 8-bit and narrower float types but f8E8M0FNU (f8E4M3FN, f8E5M2,
+// their FNUZ forms, f8E4M3, f8E3M4, f8E4M3B11FNUZ, f6E2M3FN, f6E3M2FN,
+// f4E2M1FN): float in registers, one element a byte in memory, converted by
+// the helpers below, named after the type's HLO name: NAME_decode(uint)
+// gives the value of the bits, NAME_encode(float) the bits of a value
+// rounded to nearest even as hlo::EncodeFloat rounds it (infinity, NaN or
+// saturation past the largest finite value, as the format has them), and
+// NAME_round(float) the value rounded. A float holds every value of these
+// types exactly, and keeps more than twice their bits, so an op computed
+// in float and rounded to them rounds as the evaluator's double does.
+bool IsNarrowFloat(hlo::ElementType type);
+// GLSL definitions of the helpers of each narrow float type that `text`
+// calls (a module's library gets those its code uses).
+std::string NarrowFloatHelpersUsedBy(const std::string& text);
+
 }  // namespace anvil::gpu

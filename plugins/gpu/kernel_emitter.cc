@@ -462,7 +462,8 @@ class Emitter {
     ModuleParts parts;
     parts.workgroup_size = o_.workgroup_size;
     parts.buffers = buffers_;
-    parts.declarations = shared_ + d_.Library(lib_.Text()) + functions_;
+    parts.declarations =
+        shared_ + d_.Library(lib_.Text() + NarrowFloatHelpersUsedBy(functions_ + nodes_ + body)) + functions_;
     parts.elements = nodes_;
     parts.body = body;
     return d_.Module(parts);
@@ -608,7 +609,12 @@ class Emitter {
     const int64_t reduced_count = Product(reduced_dims), kept_count = Product(kept_dims);
     // Few results with long reductions: a workgroup per result, combined
     // by a tree (of every operand at once for a variadic reduce: argmax).
-    const bool tree = reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048);
+    // Not a sum or product of a narrow float type, which rounds after every
+    // step, as the evaluator's: only in its order does it give its answer.
+    const std::optional<hlo::Opcode> single_op = hlo::SingleOpReducer(f);
+    const bool order_matters = IsNarrowFloat(t) && !(single_op && (*single_op == hlo::Opcode::kMaximum ||
+                                                                    *single_op == hlo::Opcode::kMinimum));
+    const bool tree = !order_matters && (reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048));
     const auto rc = hlo::CoordinatesOf("r", reduced_dims);
     std::vector<std::string> ic;
     size_t ko = 0, kr = 0;
@@ -894,7 +900,14 @@ class Emitter {
     const Instruction& r = *k_.root;
     const int64_t walk = GridShare(s.lines()) * s.length;
     const bool past_limit = o_.max_loop_iterations != 0 && walk > static_cast<int64_t>(o_.max_loop_iterations);
-    if (s.length > kScanChunk && (s.lines() < 2048 || past_limit)) return ChunkedScan(s, fn, n, from_end);
+    // A narrow float's sums and products round after every step: only the
+    // walk's order gives the walk's answer.
+    const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*r.called_computations.at(0));
+    const bool order_matters = IsNarrowFloat(result_.outputs[0].element_type()) &&
+                               !(op && (*op == hlo::Opcode::kMaximum || *op == hlo::Opcode::kMinimum));
+    if (s.length > kScanChunk && (s.lines() < 2048 || past_limit) && !order_matters) {
+      return ChunkedScan(s, fn, n, from_end);
+    }
     std::string body = "    uint base = (line / " + U(s.inner) + ") * " + U(s.length * s.inner) + " + line % " +
                        U(s.inner) + ";\n";
     if (wide_sum) {

@@ -418,6 +418,12 @@ std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, 
   // To a float: from an integer (rounded once to f32 or f64) or a float.
   if (to == ElementType::kF64) return "double(" + v + ")";
   if (to == ElementType::kF32) return "float(" + v + ")";
+  // A double narrowed to a float type below f32 rounds once, as the
+  // evaluator's EncodeFloat: to odd in float first, then to the type.
+  if (from == ElementType::kF64) {
+    lib.Need("DEF_ROUND_ODD(double)");
+    return Normalize(to, "round_odd(" + v + ")");
+  }
   return Normalize(to, "float(" + v + ")");
 }
 
@@ -432,6 +438,7 @@ std::string BitsOf(ElementType t, const std::string& v) {
     case ElementType::kS64: case ElementType::kU64: return "uint64_t(" + v + ")";
     case ElementType::kPred: return "(" + v + " ? 1u : 0u)";
     default: {
+      if (IsNarrowFloat(t)) return std::string(hlo::HloName(t)) + "_encode(" + v + ")";
       const int w = Width(t);
       return w >= 32 ? "uint(" + v + ")" : "(uint(" + v + ") & " + std::to_string((1u << w) - 1) + "u)";
     }
@@ -447,7 +454,9 @@ std::string FromBits(ElementType t, const std::string& b) {
     case ElementType::kBF16: return "uintBitsToFloat(uint(" + b + ") << 16)";
     case ElementType::kF64: return "uint64BitsToDouble(uint64_t(" + b + "))";
     case ElementType::kPred: return "(" + b + " != 0u)";
-    default: return Normalize(t, RegisterType(t) + "(" + b + ")");
+    default:
+      if (IsNarrowFloat(t)) return std::string(hlo::HloName(t)) + "_decode(uint(" + b + "))";
+      return Normalize(t, RegisterType(t) + "(" + b + ")");
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "plugins/gpu/element_types.h"
+
 namespace anvil::vulkan {
 
 using hlo::ElementType;
@@ -27,6 +29,10 @@ hlo::Status GlslDialect::CheckType(ElementType t) const {
     case ElementType::kF64: case ElementType::kC128:
       return f.float64 ? hlo::OkStatus() : refuse("shaderFloat64");
     default:
+      // The narrow floats are stored a byte an element.
+      if (gpu::IsNarrowFloat(t)) {
+        return f.storage8 && f.int8 ? hlo::OkStatus() : refuse(f.storage8 ? "shaderInt8" : "storageBuffer8BitAccess");
+      }
       return hlo::Unimplemented("the Vulkan plugin has no kernels for " + std::string(hlo::HloName(t)) + " yet");
   }
 }

@@ -71,9 +71,11 @@ TEST(CxxDialect, RefusesOnlyTypesItHasNoKernelsFor) {
   const CxxDialect dialect(CxxDialect::Language::kCuda, "the CUDA plugin");
   EXPECT_TRUE(dialect.CheckType(hlo::ElementType::kF64).ok());
   EXPECT_TRUE(dialect.CheckType(hlo::ElementType::kF16).ok());
-  const hlo::Status f8 = dialect.CheckType(hlo::ElementType::kF8E4M3FN);
+  EXPECT_TRUE(dialect.CheckType(hlo::ElementType::kF8E4M3FN).ok());
+  EXPECT_TRUE(dialect.CheckType(hlo::ElementType::kF4E2M1FN).ok());
+  const hlo::Status f8 = dialect.CheckType(hlo::ElementType::kF8E8M0FNU);
   EXPECT_EQ(f8.code(), hlo::StatusCode::kUnimplemented);
-  EXPECT_NE(f8.message().find("the CUDA plugin has no kernels for f8e4m3fn"), std::string::npos) << f8.message();
+  EXPECT_NE(f8.message().find("the CUDA plugin has no kernels for f8e8m0fnu"), std::string::npos) << f8.message();
 }
 
 }  // namespace
