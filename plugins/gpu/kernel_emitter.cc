@@ -1702,19 +1702,50 @@ class Emitter {
       return left ? "bbase + " + i + " * " + U(cols) + " + col" : "bbase + col * " + U(cols) + " + " + i;
     };
     const std::string x_at = at_of("i");
-    std::string body = "    uint bi = sys / " + U(left ? cols : rows) + ", col = sys % " + U(left ? cols : rows) + ";\n";
-    body += "    uint abase = bi * " + U(m * m) + ", bbase = bi * " + U(rows * cols) + ";\n";
-    body += m_lower ? "    for (uint i = 0u; i < " + U(m) + "; ++i) {\n" : "    for (uint i = " + U(m) + "; i-- > 0u;) {\n";
-    body += "      " + T + " s = " + Read(b, x_at) + ";\n";
-    body += m_lower ? "      for (uint k = 0u; k < i; ++k) {\n" : "      for (uint k = i + 1u; k < " + U(m) + "; ++k) {\n";
+    const std::string system = "    uint bi = sys / " + U(left ? cols : rows) + ", col = sys % " + U(left ? cols : rows) +
+                               ";\n    uint abase = bi * " + U(m * m) + ", bbase = bi * " + U(rows * cols) + ";\n";
+    // Row i of the solution, from the rows solved before it.
+    std::string row = "      " + T + " s = " + Read(b, x_at) + ";\n";
+    row += m_lower ? "      for (uint k = 0u; k < i; ++k) {\n" : "      for (uint k = i + 1u; k < " + U(m) + "; ++k) {\n";
     const std::string xk = LoadExpr(t, Out(0, at_of("k")));
-    body += complex ? "        s -= cmul(" + M("i", "k") + ", " + xk + ");\n" : "        s -= " + M("i", "k") + " * " + xk + ";\n";
-    body += "      }\n";
-    if (!unit) body += complex ? "      s = cdiv(s, " + M("i", "i") + ");\n" : "      s = s / " + M("i", "i") + ";\n";
-    body += "      " + Store(0, x_at, Normalize(t, "s")) + "\n    }\n";
-    ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(systems) * (m * (m + 1) / 2 + m),
-                                     "a triangular solve of order " + std::to_string(m)));
-    return Finish({{GridLoop("sys", systems, body), static_cast<uint64_t>(systems)}});
+    row += complex ? "        s -= cmul(" + M("i", "k") + ", " + xk + ");\n" : "        s -= " + M("i", "k") + " * " + xk + ";\n";
+    row += "      }\n";
+    if (!unit) row += complex ? "      s = cdiv(s, " + M("i", "i") + ");\n" : "      s = s / " + M("i", "i") + ";\n";
+    row += "      " + Store(0, x_at, Normalize(t, "s")) + "\n    }\n";
+    // Each invocation walks at most m rows of at most m + 1 steps.
+    const int64_t share = GridShare(systems), limit = static_cast<int64_t>(o_.max_loop_iterations);
+    if (limit == 0 || share * (m * (m + 1) / 2 + m) <= limit) {
+      const std::string rows_walk =
+          m_lower ? "    for (uint i = 0u; i < " + U(m) + "; ++i) {\n" : "    for (uint i = " + U(m) + "; i-- > 0u;) {\n";
+      return Finish({{GridLoop("sys", systems, system + rows_walk + row), static_cast<uint64_t>(systems)}});
+    }
+    // Past the device's loop limit (lavapipe's), the rows go in blocks, a
+    // pass each, as few rows a block as keep every invocation under the
+    // limit; a block's pass reads its number from a counter in scratch and
+    // writes the next to the other counter, so two modules serve every
+    // block (AppendAlternating).
+    const int64_t block = limit / (share * (m + 1));
+    ANVIL_RETURN_IF_ERROR(CheckLoops(share * (m + 1), "a triangular solve of order " + std::to_string(m)));
+    const int64_t blocks = (m + block - 1) / block;
+    result_.scratch_bytes = {8};
+    auto counter = [&](const std::string& index) { return ScratchAt(0, ElementType::kU32, index); };
+    std::vector<Pass> rounds[2];
+    for (int x = 0; x < 2; ++x) {
+      std::string pass = system + "    uint c = min(" + counter(U(x)) + ", " + U(blocks - 1) + ");\n";
+      if (m_lower) {
+        pass += "    for (uint i = c * " + U(block) + "; i < min(c * " + U(block) + " + " + U(block) + ", " + U(m) +
+                "); ++i) {\n";
+      } else {
+        // Block c holds rows [m - (c + 1) block, m - c block), walked down.
+        pass += "    uint top = " + U(m) + " - c * " + U(block) + ";\n";
+        pass += "    for (uint i = top; i-- > (top > " + U(block) + " ? top - " + U(block) + " : 0u);) {\n";
+      }
+      pass += row + "    if (sys == 0u) " + counter(U(1 - x)) + " = c + 1u;\n";
+      rounds[x] = {{GridLoop("sys", systems, pass), static_cast<uint64_t>(systems)}};
+    }
+    std::vector<Pass> passes = {{GridLoop("g", 2, "    " + counter("g") + " = 0u;\n"), 2}};
+    AppendAlternating(passes, blocks, rounds);
+    return Finish(std::move(passes));
   }
 
   // Element `index` of scratch buffer k (after the inputs and outputs),
