@@ -1083,9 +1083,15 @@ class Emitter {
     const int64_t count = Product(dims);
     // Each result walks every window position once, and scans the window
     // of each source that can hold it: at most ceil(size / stride) of them
-    // along each dimension.
+    // along each dimension, and no more than the source has there (a
+    // global pool's one window of 33 x 35 at stride 1 was counted as 1155
+    // windows, and refused).
     int64_t sources = 1;
-    for (const hlo::WindowDim& w : window) sources *= (w.size + std::max<int64_t>(w.stride, 1) - 1) / std::max<int64_t>(w.stride, 1);
+    for (size_t d = 0; d < window.size(); ++d) {
+      const hlo::WindowDim& w = window[d];
+      const int64_t stride = std::max<int64_t>(w.stride, 1);
+      sources *= std::min((w.size + stride - 1) / stride, source->shape.dim(static_cast<int>(d)));
+    }
     ANVIL_RETURN_IF_ERROR(CheckLoops(GridShare(count) * (wcount + sources * wcount),
                                      "a select-and-scatter of windows of " + std::to_string(wcount)));
     return Finish({{GridLoop("o", count, body), count}});
