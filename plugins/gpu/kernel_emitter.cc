@@ -384,7 +384,7 @@ class Emitter {
   // and f16 through round_odd, so that the narrowing rounds once as the
   // evaluator's EncodeFloat does; f32 rounds once anyway.
   std::string NarrowOnce(ElementType t, const std::string& v) {
-    if (t != ElementType::kBF16 && t != ElementType::kF16) return "float(" + v + ")";
+    if (t != ElementType::kBF16 && t != ElementType::kF16 && !IsNarrowFloat(t)) return "float(" + v + ")";
     lib_.Need("DEF_ROUND_ODD(double)");
     return Normalize(t, "round_odd(" + v + ")");
   }
@@ -419,8 +419,12 @@ class Emitter {
   using CombineStatement = std::function<std::string(const std::vector<std::string>& dst,
                                                      const std::vector<std::string>& a,
                                                      const std::vector<std::string>& b)>;
+  // With `ordered`, each step combines neighbouring runs, the earlier first
+  // (invocations holding consecutive runs of the elements then combine them
+  // in the elements' order); otherwise invocation lid takes lid + s, s
+  // halving from half the workgroup.
   std::string TreeCombine(const std::vector<std::string>& types, const std::vector<std::string>& values,
-                          const std::string& valid, const CombineStatement& combine) {
+                          const std::string& valid, const CombineStatement& combine, bool ordered = false) {
     std::vector<std::string> here, there;
     for (size_t v = 0; v < types.size(); ++v) {
       const std::string name = v == 0 ? "tree_value" : "tree_value" + std::to_string(v);
@@ -435,8 +439,13 @@ class Emitter {
     for (size_t v = 0; v < types.size(); ++v) t += "    " + here[v] + " = " + values[v] + ";\n";
     t += "    tree_valid[lid] = " + valid + ";\n";
     t += d_.Barrier("    ", true);
-    t += "    for (uint s = " + U(o_.workgroup_size / 2) + "; s > 0u; s >>= 1) {\n";
-    t += "      if (lid < s && tree_valid[lid + s]) {\n";
+    if (ordered) {
+      t += "    for (uint s = 1u; s < " + U(o_.workgroup_size) + "; s <<= 1) {\n";
+      t += "      if ((lid & (2u * s - 1u)) == 0u && tree_valid[lid + s]) {\n";
+    } else {
+      t += "    for (uint s = " + U(o_.workgroup_size / 2) + "; s > 0u; s >>= 1) {\n";
+      t += "      if (lid < s && tree_valid[lid + s]) {\n";
+    }
     std::string copy;
     for (size_t v = 0; v < types.size(); ++v) copy += " " + here[v] + " = " + there[v] + ";";
     t += "        if (tree_valid[lid]) " + combine(here, here, there) + " else {" + copy + " }\n";
@@ -500,11 +509,15 @@ class Emitter {
 
   // A reduce of n operands as a tree: a workgroup per result (or, for
   // long reductions, per slice of one; a second pass combines the
-  // slices' partials), each invocation combining a strided share of the
-  // elements, then the workgroup's invocations combined pairwise. The
-  // order of combination is not the evaluator's, as on XLA's GPUs: a body
-  // that is not associative (an argmax that keeps one of several NaNs) may
-  // pick another of the values it would have.
+  // slices' partials), each invocation combining a share of the elements,
+  // then the workgroup's invocations combined pairwise. A sum takes
+  // strided shares (neighbouring invocations read neighbouring elements)
+  // and is combined in another order than the evaluator's, as on XLA's
+  // GPUs. A variadic reduce (argmax) keeps the evaluator's order: each
+  // invocation takes a run of consecutive elements and the tree combines
+  // neighbouring runs, the earlier first, so a body that is associative but
+  // not commutative gives the evaluator's answer (JAX's argmax keeps the
+  // first of several NaNs; combined out of order it kept another).
   hlo::StatusOr<KernelSource> TreeReduce(const hlo::Computation& f, size_t n, bool wide_sum, ElementType t,
                                          const std::string& index, int64_t kept_count, int64_t reduced_count) {
     const Instruction& r = *k_.root;
@@ -534,9 +547,10 @@ class Emitter {
                                    " }\n      have = true;\n";
     std::string start = "    uint lid = " + d_.LocalIndex() + ";\n    bool have = false;\n";
     for (size_t v = 0; v < n; ++v) start += "    " + types[v] + " " + acc[v] + " = " + types[v] + "(0);\n";
-    const std::string tree = TreeCombine(types, acc, "have", [&](const auto& dst, const auto& a, const auto& b) {
-      return CombineInto(fn, types, dst, a, b);
-    });
+    const bool ordered = n > 1;
+    const std::string tree = TreeCombine(
+        types, acc, "have", [&](const auto& dst, const auto& a, const auto& b) { return CombineInto(fn, types, dst, a, b); },
+        ordered);
     std::string finish = "    if (lid == 0u) {\n";
     finish += declare(init, [&](size_t v) { return Read(r.operands[n + v], "0u"); });
     finish += "      if (have) " + CombineInto(fn, types, init, init, acc) + "\n";
@@ -557,7 +571,13 @@ class Emitter {
     const std::string first = parts > 1 ? "part * " + U(slice) : "0u";
     const std::string end = parts > 1 ? "min(part * " + U(slice) + " + " + U(slice) + ", " + U(reduced_count) + ")"
                                       : U(reduced_count);
-    std::string body = start + "    for (uint r = " + first + " + lid; r < " + end + "; r += " + U(wg) + ") {\n";
+    // This invocation's share of [first, end): every wg-th element, or a run.
+    const int64_t run = ((parts > 1 ? slice : reduced_count) + wg - 1) / wg;
+    const std::string share =
+        ordered ? "uint r = " + first + " + lid * " + U(run) + "; r < min(" + first + " + lid * " + U(run) + " + " +
+                      U(run) + ", " + end + "); ++r"
+                : "uint r = " + first + " + lid; r < " + end + "; r += " + U(wg);
+    std::string body = start + "    for (" + share + ") {\n";
     body += "      uint at = " + index + ";\n";
     body += declare(x, [&](size_t v) { return Read(r.operands[v], "at"); }) + accumulate + "    }\n" + tree;
     if (parts == 1) {
@@ -581,13 +601,30 @@ class Emitter {
     }
     slices += "      " + have_at + " = have ? 1u : 0u;\n    }\n";
     // Pass 2: output o's partials, combined in the same tree.
-    std::string combined = start + "    for (uint p = lid; p < " + U(parts) + "; p += " + U(wg) + ") {\n";
+    const int64_t partial_run = (parts + wg - 1) / wg;
+    const std::string partial_share =
+        ordered ? "uint p = lid * " + U(partial_run) + "; p < min(lid * " + U(partial_run) + " + " + U(partial_run) +
+                      ", " + U(parts) + "); ++p"
+                : "uint p = lid; p < " + U(parts) + "; p += " + U(wg);
+    std::string combined = start + "    for (" + partial_share + ") {\n";
     combined += "      uint g = o * " + U(parts) + " + p;\n";
     combined += "      if (" + have_at + " == 0u) continue;\n";
     combined += declare(x, [&](size_t v) { return LoadExpr(partial_t[v], ScratchAt(v, partial_t[v], "g")); });
     combined += accumulate + "    }\n" + tree + finish;
     return Finish({{GroupLoop("g", partials, slices), static_cast<uint64_t>(partials) * wg},
                    {GroupLoop("o", kept_count, combined), static_cast<uint64_t>(kept_count) * wg}});
+  }
+
+  // Whether reduce (or reduce-window) `r` of n operands must combine them in
+  // the evaluator's order: a body other than a maximum or minimum over a
+  // narrow float operand (f8, f6, f4), which rounds after every step.
+  static bool OrderMatters(const Instruction& r, size_t n) {
+    const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*r.called_computations.at(0));
+    if (op && (*op == hlo::Opcode::kMaximum || *op == hlo::Opcode::kMinimum)) return false;
+    for (size_t v = 0; v < n; ++v) {
+      if (IsNarrowFloat(r.operands[v]->shape.element_type())) return true;
+    }
+    return false;
   }
 
   // acc = f(acc, x) over the operand elements that map to each result.
@@ -611,10 +648,7 @@ class Emitter {
     // by a tree (of every operand at once for a variadic reduce: argmax).
     // Not a sum or product of a narrow float type, which rounds after every
     // step, as the evaluator's: only in its order does it give its answer.
-    const std::optional<hlo::Opcode> single_op = hlo::SingleOpReducer(f);
-    const bool order_matters = IsNarrowFloat(t) && !(single_op && (*single_op == hlo::Opcode::kMaximum ||
-                                                                    *single_op == hlo::Opcode::kMinimum));
-    const bool tree = !order_matters && (reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048));
+    const bool tree = !OrderMatters(r, n) && (reduced_count >= 4096 || (reduced_count >= 64 && kept_count < 2048));
     const auto rc = hlo::CoordinatesOf("r", reduced_dims);
     std::vector<std::string> ic;
     size_t ko = 0, kr = 0;
@@ -836,8 +870,7 @@ class Emitter {
     // the walk's rounding, as the CPU plugin's).
     if (const std::optional<hlo::WindowScan> suffix = hlo::SuffixScan(window, in, out_dims); suffix && n == 1) {
       const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*r.called_computations.at(0));
-      const bool is_float = t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kBF16 ||
-                            t == ElementType::kF16;
+      const bool is_float = hlo::IsFloat(t);
       const bool exact = op && (*op == hlo::Opcode::kMaximum || *op == hlo::Opcode::kMinimum ||
                                 *op == hlo::Opcode::kAnd || *op == hlo::Opcode::kOr ||
                                 ((*op == hlo::Opcode::kAdd || *op == hlo::Opcode::kMultiply) && !is_float &&
@@ -900,12 +933,7 @@ class Emitter {
     const Instruction& r = *k_.root;
     const int64_t walk = GridShare(s.lines()) * s.length;
     const bool past_limit = o_.max_loop_iterations != 0 && walk > static_cast<int64_t>(o_.max_loop_iterations);
-    // A narrow float's sums and products round after every step: only the
-    // walk's order gives the walk's answer.
-    const std::optional<hlo::Opcode> op = hlo::SingleOpReducer(*r.called_computations.at(0));
-    const bool order_matters = IsNarrowFloat(result_.outputs[0].element_type()) &&
-                               !(op && (*op == hlo::Opcode::kMaximum || *op == hlo::Opcode::kMinimum));
-    if (s.length > kScanChunk && (s.lines() < 2048 || past_limit) && !order_matters) {
+    if (s.length > kScanChunk && (s.lines() < 2048 || past_limit) && !OrderMatters(r, n)) {
       return ChunkedScan(s, fn, n, from_end);
     }
     std::string body = "    uint base = (line / " + U(s.inner) + ") * " + U(s.length * s.inner) + " + line % " +
@@ -1977,7 +2005,7 @@ class Emitter {
     std::string key_type, key;
     if (hlo::IsFloat(t)) {
       key_type = t == ElementType::kF64 ? "int64_t" : "int";
-      key = "xtotal(" + Read(in, "row * " + U(n) + " + e") + ")";
+      key = TotalOrderKey(t, Read(in, "row * " + U(n) + " + e"));
     } else if (hlo::IsSignedInt(t)) {
       key_type = "int64_t";
       key = "int64_t(" + Read(in, "row * " + U(n) + " + e") + ")";

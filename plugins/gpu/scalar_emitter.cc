@@ -85,8 +85,8 @@ hlo::StatusOr<std::string> CompareExpr(const Instruction& i, const std::vector<s
     x = "uint(" + x + ")";
     y = "uint(" + y + ")";
   } else if (hlo::IsFloat(a) && hlo::StringAttribute(i, "type") == "TOTALORDER") {
-    x = "xtotal(" + x + ")";
-    y = "xtotal(" + y + ")";
+    x = TotalOrderKey(a, x);
+    y = TotalOrderKey(a, y);
   }
   return "(" + x + " " + op + " " + y + ")";
 }
@@ -383,7 +383,7 @@ hlo::StatusOr<std::string> CustomCallExpr(const Instruction& i, const std::strin
   lib.Need("MATH");
   std::vector<std::string> args;
   for (const std::string& x : v) args.push_back("double(" + x + ")");
-  return Normalize(t, RegisterType(t) + "(" + Call(f->second.first, args) + ")");
+  return ConvertExpr(ElementType::kF64, t, Call(f->second.first, args), lib);
 }
 
 std::string ConvertExpr(ElementType from, ElementType to, const std::string& v, KernelLibrary& lib) {
@@ -443,6 +443,11 @@ std::string BitsOf(ElementType t, const std::string& v) {
       return w >= 32 ? "uint(" + v + ")" : "(uint(" + v + ") & " + std::to_string((1u << w) - 1) + "u)";
     }
   }
+}
+
+std::string TotalOrderKey(ElementType t, const std::string& v) {
+  if (!IsNarrowFloat(t)) return "xtotal(" + v + ")";
+  return "xtotal_bits(" + BitsOf(t, v) + ", " + std::to_string(hlo::Info(t).bit_width) + "u)";
 }
 
 std::string FromBits(ElementType t, const std::string& b) {

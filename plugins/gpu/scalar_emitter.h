@@ -49,6 +49,9 @@ std::string ConvertExpr(hlo::ElementType from, hlo::ElementType to, const std::s
 // The raw bits of a register value as uint (or uint64_t for 64-bit and wider
 // types), and a register value from them: bitcast-convert of equal widths.
 std::string BitsOf(hlo::ElementType type, const std::string& value);
+// A signed integer whose order is IEEE totalOrder of `value`, of float type
+// `type` (the evaluator's TotalOrderKey: a narrow float's from its bits).
+std::string TotalOrderKey(hlo::ElementType type, const std::string& value);
 std::string FromBits(hlo::ElementType type, const std::string& bits);
 
 // The combiner computation `c` (scalar parameters; a scalar or a tuple of
