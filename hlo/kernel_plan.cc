@@ -87,6 +87,7 @@ Role RoleOf(const Instruction& i) {
     case Opcode::kReplicaId:
     case Opcode::kPartitionId:
     case Opcode::kGetDimensionSize:
+    case Opcode::kRng:  // each element a function of its index (hlo/rng_values)
       return i.shape.IsArray() ? Role::kLoop : Role::kUnsupported;
     case Opcode::kReduce:
     case Opcode::kDot:

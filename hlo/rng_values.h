@@ -40,6 +40,15 @@ class RngValues {
   void Fill(const void* a, const void* b, int64_t begin, int64_t end, void* out) const;
 
   int64_t elements() const { return elements_; }
+  // The stream, for a kernel that computes the same values elsewhere (the
+  // GPU generator's): THREE_FRY's key, the bits of each draw (32 or 64),
+  // whether the values are floats (uniform in [0, 1) from the draw's top
+  // mantissa() bits), and whether they are rng_normal's.
+  uint64_t key() const { return key_; }
+  int width() const { return width_; }
+  int mantissa() const { return mantissa_; }
+  bool is_float() const { return is_float_; }
+  bool normal() const { return normal_; }
 
  private:
   uint64_t Bits(int64_t k) const;

@@ -12,6 +12,7 @@
 #include "hlo/attributes.h"
 #include "hlo/kernel_index.h"
 #include "hlo/patterns.h"
+#include "hlo/rng_values.h"
 #include "plugins/gpu/element_types.h"
 #include "plugins/gpu/scalar_emitter.h"
 
@@ -153,6 +154,78 @@ class Emitter {
     return hlo::OkStatus();
   }
 
+  // rng (rng_uniform, rng_normal): element i from its index, the draws of
+  // hlo/rng_values (THREE_FRY keyed by the instruction's name), so the
+  // values are the evaluator's and the CPU plugin's: floats from a draw's
+  // top mantissa bits, scaled in double and rounded once; rng_normal by
+  // Box-Muller on pairs of draws (2j, 2j + 1), sine for the even element
+  // and cosine for the odd, with the generator's double sin, cos and log
+  // (within an ulp of libm's); integers a + draw mod (b - a), in 64 bits.
+  hlo::Status RngBody(const Instruction& i, std::string& b) {
+    ANVIL_ASSIGN_OR_RETURN(hlo::RngValues v, hlo::RngValues::Of(i));
+    const ElementType t = i.shape.element_type();
+    if (v.is_float() && !d_.HasFloat64()) {
+      return hlo::Unimplemented("rng computes its floats in double, which this device lacks");
+    }
+    if (functions_.find("uint rng_bits32(") == std::string::npos) {
+      // Threefry-2x32, 20 rounds, XLA's key schedule (hlo::ThreeFry2x32).
+      constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+      std::string f = "uvec2 threefry2x32(uvec2 x, uvec2 key) {\n  uint ks2 = 0x1bd11bdau ^ key.x ^ key.y;\n";
+      f += "  x.x += key.x;\n  x.y += key.y;\n";
+      const std::string ks[3] = {"key.x", "key.y", "ks2"};
+      for (int group = 0; group < 5; ++group) {
+        for (int r = 0; r < 4; ++r) {
+          const int d = kRotations[(group % 2) * 4 + r];
+          f += "  x.x += x.y;\n  x.y = ((x.y << " + std::to_string(d) + "u) | (x.y >> " + std::to_string(32 - d) +
+               "u)) ^ x.x;\n";
+        }
+        f += "  x.x += " + ks[(group + 1) % 3] + ";\n  x.y += " + ks[(group + 2) % 3] + " + " +
+             std::to_string(group + 1) + "u;\n";
+      }
+      f += "  return x;\n}\n";
+      // Draw k of a stream: 32-bit draws take counter k / 2's two words in
+      // turn, 64-bit ones counter k's joined.
+      f += "uint rng_bits32(uint k, uvec2 key) { uvec2 w = threefry2x32(uvec2(k / 2u, 0u), key); "
+           "return (k % 2u) == 0u ? w.x : w.y; }\n";
+      f += "uint64_t rng_bits64(uint k, uvec2 key) { uvec2 w = threefry2x32(uvec2(k, 0u), key); "
+           "return uint64_t(w.x) | (uint64_t(w.y) << 32); }\n";
+      functions_ += f;
+    }
+    char key[64];
+    std::snprintf(key, sizeof key, "uvec2(0x%xu, 0x%xu)", static_cast<unsigned>(v.key() & 0xffffffffu),
+                  static_cast<unsigned>(v.key() >> 32));
+    auto draw = [&](const std::string& k) {
+      return v.width() == 64 ? "rng_bits64(" + k + ", " + key + ")" : "uint64_t(rng_bits32(" + k + ", " + key + "))";
+    };
+    const std::string a = Read(i.operands[0], "0u"), c = Read(i.operands[1], "0u");
+    if (!v.is_float()) {
+      const std::string wide = hlo::IsSignedInt(t) ? "uint64_t(int64_t(" : "uint64_t((";
+      b += "  uint64_t low = " + wide + a + ")), range = " + wide + c + ")) - low;\n";
+      // (An expression, not a variable: C++ reads `(uint(uint64_t(r))) & m`
+      // as a cast to a function type.)
+      const std::string r = "(low + (range == 0ul ? 0ul : " + draw("i") + " % range))";
+      b += "  return " + ConvertExpr(ElementType::kU64, t, r, lib_) + ";\n";
+      return hlo::OkStatus();
+    }
+    auto uniform = [&](const std::string& k) {
+      return "ldexp(double(" + draw(k) + " >> " + std::to_string(v.width() - v.mantissa()) + "u), -" +
+             std::to_string(v.mantissa()) + ")";
+    };
+    b += "  double p = double(" + a + "), q = double(" + c + ");\n";
+    if (!v.normal()) {
+      b += "  return " + ConvertExpr(ElementType::kF64, t, "p + " + uniform("i") + " * (q - p)", lib_) + ";\n";
+      return hlo::OkStatus();
+    }
+    lib_.Need("MATH");
+    b += "  uint j = i - i % 2u;\n";
+    b += "  double radius = sqrt(" + d_.DoubleLiteral("-2.0") + " * dlog(max(" + uniform("j") + ", " +
+         d_.DoubleLiteral("1e-7") + ")));\n";
+    b += "  double angle = " + d_.DoubleLiteral("6.283185307179586") + " * " + uniform("j + 1u") + ";\n";
+    b += "  double turn = (i % 2u) == 0u ? dsin(angle) : dcos(angle);\n";
+    b += "  return " + ConvertExpr(ElementType::kF64, t, "p + q * radius * turn", lib_) + ";\n";
+    return hlo::OkStatus();
+  }
+
   hlo::Status NodeBody(const Instruction& i, std::string& b) {
     const auto& od = i.shape.dims();
     auto coords = [&] { return hlo::CoordinatesOf("i", od); };
@@ -243,6 +316,7 @@ class Emitter {
       case Opcode::kPartitionId:
         ret(ZeroExpr(i.shape.element_type()));
         return hlo::OkStatus();
+      case Opcode::kRng: return RngBody(i, b);
       case Opcode::kGetDimensionSize: {
         ANVIL_ASSIGN_OR_RETURN(auto dims, hlo::IntListAttribute(i, "dimensions"));
         ret(ConvertExpr(ElementType::kU32, i.shape.element_type(), U(i.operands[0]->shape.dim(static_cast<int>(dims.at(0)))), lib_));
