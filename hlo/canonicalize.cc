@@ -76,6 +76,12 @@ bool InlineOnce(Computation& c) {
       }
       auto copy = std::make_unique<Instruction>(*ci);
       copy->name = names.Fresh(ci->name);
+      // An rng's values are keyed by its name (hlo/rng_values); a renamed
+      // copy keeps the name the evaluator, which runs the call, keys it by
+      // (two calls of one computation draw the same values there).
+      if (copy->opcode == Opcode::kRng && copy->name != ci->name && !copy->FindAttribute("rng_key")) {
+        copy->SetAttribute("rng_key", ci->name);
+      }
       for (Instruction*& o : copy->operands) o = copies.at(o);
       copies[ci.get()] = copy.get();
       rebuilt.push_back(std::move(copy));

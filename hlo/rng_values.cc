@@ -68,7 +68,9 @@ StatusOr<RngValues> RngValues::Of(const Instruction& i) {
   v.width_ = Info(t).bit_width > 32 ? 64 : 32;
   if (v.is_float_) v.mantissa_ = MantissaBits(t);
   v.elements_ = i.shape.ElementCount();
-  v.key_ = HashName(i.name);
+  // An inlined copy keeps its callee's name as its key (canonicalize.cc).
+  const Attribute* key = i.FindAttribute("rng_key");
+  v.key_ = HashName(key ? key->value : i.name);
   return v;
 }
 

@@ -4,7 +4,8 @@
 // and a kernel can split the elements across threads.
 //
 // The bits are THREE_FRY's (as XLA's RngExpander uses), keyed by the
-// instruction's name and counted from zero, so each run of a program gives
+// instruction's name (an inlined copy's `rng_key`, its callee's name) and
+// counted from zero, so each run of a program gives
 // the same values: a draw stream of n words (n + n % 2 for rng_normal, whose
 // Box-Muller takes pairs), 32-bit words for elements of 32 bits or fewer,
 // two per counter value, and 64-bit words for wider ones.

@@ -4,6 +4,7 @@
 
 #include "hlo/hlo_parser.h"
 #include "hlo/printer.h"
+#include "hlo/rng_values.h"
 
 namespace anvil::hlo {
 namespace {
@@ -39,6 +40,42 @@ ENTRY e {
   EXPECT_EQ(text.find("call("), std::string::npos) << text;
   EXPECT_EQ(m->entry->root->opcode, Opcode::kAdd);
   EXPECT_EQ(m->entry->root->operands[0]->opcode, Opcode::kNegate);
+}
+
+// An rng's values are keyed by its name (hlo/rng_values). Run as calls, as
+// the evaluator runs an uninlined program, both calls of `draw` key their
+// rng by `r`; inlined, the copies are renamed (the caller has an `r`), and
+// each keeps `r` as its key, so the program draws what it drew before.
+TEST(Canonicalize, InlinedRngsKeepTheirCalleesKey) {
+  const std::string text = R"(HloModule m
+draw {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[8] rng(a, b), distribution=rng_uniform
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  r = f32[] negate(p)
+  c1 = f32[8] call(p, r), to_apply=draw
+  c2 = f32[8] call(p, r), to_apply=draw
+  ROOT t = (f32[8], f32[8]) tuple(c1, c2)
+})";
+  auto original = ParseHloModule(text);
+  ASSERT_TRUE(original.ok()) << original.status().message();
+  auto callee_key = RngValues::Of(*(*original)->FindComputation("draw")->root);
+  ASSERT_TRUE(callee_key.ok());
+  auto m = Canonical(text);
+  ASSERT_TRUE(m);
+  int rngs = 0;
+  for (const auto& i : m->entry->instructions) {
+    if (i->opcode != Opcode::kRng) continue;
+    ++rngs;
+    EXPECT_NE(i->name, "r");
+    auto v = RngValues::Of(*i);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v->key(), callee_key->key()) << i->name;
+  }
+  EXPECT_EQ(rngs, 2);
 }
 
 TEST(Canonicalize, KeepsSideEffectsDropsDeadCode) {
