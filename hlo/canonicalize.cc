@@ -9,6 +9,7 @@
 #include "hlo/attributes.h"
 #include "hlo/constant_folding.h"
 #include "hlo/cse.h"
+#include "hlo/rng_values.h"
 #include "hlo/verifier.h"
 
 namespace anvil::hlo {
@@ -79,8 +80,8 @@ bool InlineOnce(Computation& c) {
       // An rng's values are keyed by its name (hlo/rng_values); a renamed
       // copy keeps the name the evaluator, which runs the call, keys it by
       // (two calls of one computation draw the same values there).
-      if (copy->opcode == Opcode::kRng && copy->name != ci->name && !copy->FindAttribute("rng_key")) {
-        copy->SetAttribute("rng_key", ci->name);
+      if (copy->opcode == Opcode::kRng && copy->name != ci->name && !copy->FindAttribute(kRngKeyAttribute)) {
+        copy->SetAttribute(kRngKeyAttribute, ci->name);
       }
       for (Instruction*& o : copy->operands) o = copies.at(o);
       copies[ci.get()] = copy.get();

@@ -69,7 +69,7 @@ StatusOr<RngValues> RngValues::Of(const Instruction& i) {
   if (v.is_float_) v.mantissa_ = MantissaBits(t);
   v.elements_ = i.shape.ElementCount();
   // An inlined copy keeps its callee's name as its key (canonicalize.cc).
-  const Attribute* key = i.FindAttribute("rng_key");
+  const Attribute* key = i.FindAttribute(kRngKeyAttribute);
   v.key_ = HashName(key ? key->value : i.name);
   return v;
 }

@@ -29,6 +29,10 @@ inline std::array<uint32_t, 2> WordHalves(uint64_t v) {
 }
 inline uint64_t JoinWords(uint32_t low, uint32_t high) { return uint64_t{low} | (uint64_t{high} << 32); }
 
+// The attribute an inlined copy of an rng keeps its callee's name in
+// (canonicalize.cc), which keys its draws in place of its own name.
+inline constexpr char kRngKeyAttribute[] = "rng_key";
+
 class RngValues {
  public:
   // What `i` (an rng) draws, or why it is not defined (complex, pred,
